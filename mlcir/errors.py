@@ -1,0 +1,44 @@
+"""Exception types of mlcir.
+
+Every error a user can trigger derives from :class:`MlcirError`, so scripts can catch one type;
+the subclasses say which layer refused the input, and each message names the thing at fault
+(the op and its location, the pass, the schedule instruction, the file and line).
+"""
+
+from __future__ import annotations
+
+
+class MlcirError(Exception):
+    """Base class of every error mlcir raises on bad input."""
+
+
+class VerificationError(MlcirError):
+    """IR that does not verify. ``diagnostics`` holds ``(location, message)`` pairs."""
+
+    def __init__(self, message: str, diagnostics: list[tuple[str, str]] | None = None):
+        super().__init__(message)
+        self.diagnostics = diagnostics or []
+
+
+class ParseError(MlcirError):
+    """Text that is not valid MLIR (or names an unknown op)."""
+
+    def __init__(self, message: str, diagnostics: list[tuple[str, str]] | None = None):
+        super().__init__(message)
+        self.diagnostics = diagnostics or []
+
+
+class PassError(MlcirError):
+    """A pass or pipeline that is unknown, badly spelled, or failed while running."""
+
+
+class LoweringError(MlcirError):
+    """An op that a lowering cannot handle (unsupported shape, dtype or attribute)."""
+
+
+class RuntimeInputError(MlcirError, ValueError):
+    """Arguments given to a compiled function that do not match its signature."""
+
+
+class BuildError(MlcirError):
+    """A module that could not be compiled for the requested target."""

@@ -1,0 +1,10 @@
+"""Running compiled modules: numpy in, numpy out, through the MLIR ExecutionEngine."""
+
+from __future__ import annotations
+
+from .evaluator import TimingResult, measure, time_evaluator
+from .executable import Executable, Function, Signature, TensorArg
+from .library import get_func, register_func, registered_names
+
+__all__ = ["Executable", "Function", "Signature", "TensorArg", "TimingResult", "get_func",
+           "measure", "register_func", "registered_names", "time_evaluator"]

@@ -1,0 +1,197 @@
+"""A compiled module: its functions take and return numpy arrays.
+
+Compiled functions have the signature the CPU pipeline leaves them: inputs, then one
+out-parameter per result (``buffer-results-to-out-params``), all memrefs through the C
+interface. :class:`Function` checks every argument against the signature recorded *before*
+lowering (names, shapes, dtypes) and raises :class:`RuntimeInputError` before any native code
+runs, allocates the results with numpy, and returns them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mlcir.errors import RuntimeInputError
+
+from .library import CallbackErrors
+from .memref import descriptor
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """One argument or result of a compiled function."""
+
+    name: str
+    shape: tuple[int | None, ...]
+    dtype: np.dtype
+    # "input": read only; "inout": a memref argument the function writes (DPS, kept in place).
+    kind: str = "input"
+
+    def describe(self) -> str:
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.dtype.name}[{dims}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype.name,
+                "kind": self.kind}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "TensorArg":
+        return TensorArg(d["name"], tuple(d["shape"]), np.dtype(d["dtype"]), d.get("kind", "input"))
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    args: tuple[TensorArg, ...]
+    results: tuple[TensorArg, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "args": [a.to_json() for a in self.args],
+                "results": [r.to_json() for r in self.results]}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Signature":
+        return Signature(d["name"], tuple(TensorArg.from_json(a) for a in d["args"]),
+                         tuple(TensorArg.from_json(r) for r in d["results"]))
+
+
+def _check(spec: TensorArg, value: Any, what: str) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise RuntimeInputError(f"{what} '{spec.name}': expected a numpy array "
+                                f"{spec.describe()}, got {type(value).__name__}")
+    if value.dtype != spec.dtype:
+        raise RuntimeInputError(f"{what} '{spec.name}': expected dtype {spec.dtype.name}, got "
+                                f"{value.dtype.name} (convert with .astype(np.{spec.dtype.name}))")
+    if value.ndim != len(spec.shape) or any(
+            want is not None and want != got for want, got in zip(spec.shape, value.shape)):
+        raise RuntimeInputError(f"{what} '{spec.name}': expected shape {spec.describe()}, got "
+                                f"{value.dtype.name}{list(value.shape)}")
+    return value
+
+
+class Function:
+    """A callable compiled function: ``f(*inputs)`` returns the result array(s);
+    ``f(*inputs, *outputs)`` writes into the given output arrays (destination passing)."""
+
+    def __init__(self, signature: Signature, raw: Callable[[Any], None],
+                 errors: CallbackErrors, keep_alive: Any):
+        self.signature = signature
+        self._raw = raw
+        self._errors = errors
+        self._keep_alive = keep_alive
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{a.name}: {a.describe()}" for a in self.signature.args)
+        res = ", ".join(r.describe() for r in self.signature.results)
+        return f"<mlcir.Function {self.signature.name}({args}) -> ({res})>"
+
+    def _arrays(self, args: Sequence[Any]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        sig = self.signature
+        n_args, n_res = len(sig.args), len(sig.results)
+        if len(args) not in (n_args, n_args + n_res):
+            expected = f"{n_args} arguments" + (f" (or {n_args + n_res} with outputs)" if n_res else "")
+            names = ", ".join(a.name for a in sig.args)
+            raise RuntimeInputError(f"{sig.name}() takes {expected}: {names}; got {len(args)}")
+        arrays = []
+        for spec, value in zip(sig.args, args[:n_args]):
+            array = _check(spec, value, "argument")
+            if spec.kind == "inout":
+                if not (array.flags.c_contiguous and array.flags.writeable):
+                    raise RuntimeInputError(f"argument '{spec.name}' is written by "
+                                            f"{sig.name}(): it must be a writable C-contiguous array")
+            else:
+                array = np.ascontiguousarray(array)
+            arrays.append(array)
+        outputs = []
+        if len(args) == n_args + n_res:
+            for spec, value in zip(sig.results, args[n_args:]):
+                array = _check(spec, value, "output")
+                if not (array.flags.c_contiguous and array.flags.writeable):
+                    raise RuntimeInputError(f"output '{spec.name}' must be a writable "
+                                            "C-contiguous array")
+                outputs.append(array)
+        else:
+            for spec in sig.results:
+                if any(d is None for d in spec.shape):
+                    raise RuntimeInputError(
+                        f"result '{spec.name}' of {sig.name}() has a dynamic shape "
+                        f"{spec.describe()}: pass an output array of the right shape after the "
+                        "inputs")
+                outputs.append(np.empty(spec.shape, spec.dtype))
+        return arrays, outputs
+
+    def prepare(self, *args: Any) -> tuple[Callable[[], None], list[np.ndarray]]:
+        """Check and pack ``args`` once; return a no-argument call and the output arrays.
+
+        Used by the time evaluator so that repeated calls measure only the compiled code.
+        """
+        arrays, outputs = self._arrays(args)
+        all_arrays = arrays + outputs
+        descs = [descriptor(a) for a in all_arrays]
+        pointers = [ctypes.pointer(d) for d in descs]
+        packed = (ctypes.c_void_p * len(pointers))()
+        for i, p in enumerate(pointers):
+            packed[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+        raw, errors = self._raw, self._errors
+        keep = (all_arrays, descs, pointers, packed)
+
+        def call() -> None:
+            raw(packed)
+            errors.raise_pending()
+
+        call._keep = keep  # type: ignore[attr-defined]
+        return call, outputs
+
+    def __call__(self, *args: Any) -> Any:
+        call, outputs = self.prepare(*args)
+        call()
+        if not outputs:
+            return None
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+@dataclass
+class Executable:
+    """The result of :func:`mlcir.build`: compiled functions by name."""
+
+    signatures: dict[str, Signature]
+    engine: Any
+    target: Any
+    errors: CallbackErrors = field(default_factory=CallbackErrors)
+    keep_alive: list[Any] = field(default_factory=list)
+    _functions: dict[str, Function] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Function:
+        if name not in self._functions:
+            if name not in self.signatures:
+                known = ", ".join(sorted(self.signatures)) or "none"
+                raise KeyError(f"no function '{name}' in this executable (functions: {known})")
+            raw = self.engine.lookup(name)
+            self._functions[name] = Function(self.signatures[name], raw, self.errors, self)
+        return self._functions[name]
+
+    def __getattr__(self, name: str) -> Function:
+        if name.startswith("_") or name not in self.signatures:
+            raise AttributeError(name)
+        return self[name]
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self.signatures)
+
+    def time_evaluator(self, name: str, **options: Any):
+        """TVM's ``time_evaluator``: see :func:`mlcir.runtime.evaluator.time_evaluator`."""
+        from .evaluator import time_evaluator
+
+        return time_evaluator(self[name], **options)
+
+    def set_num_threads(self, threads: int) -> None:
+        """Threads used by parallel loops from now on (the OpenMP runtime's setting)."""
+        from .threads import set_num_threads
+
+        set_num_threads(threads)

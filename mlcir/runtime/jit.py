@@ -1,0 +1,54 @@
+"""JIT compilation of an LLVM-dialect module with the MLIR ExecutionEngine.
+
+Library declarations are bound to their Python functions *before* the first lookup (the
+engine resolves symbols then), and the runtime libraries the lowered code calls are loaded
+(``memrefCopy`` from the C runner utils; OpenMP for parallel loops).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from mlcir.errors import BuildError
+from mlcir.paths import openmp_library, runtime_library
+
+from .library import CallbackErrors, make_callback
+from .memref import numpy_dtype
+
+
+def shared_libraries() -> list[str]:
+    libs = [runtime_library("libmlir_c_runner_utils.so"), runtime_library("libmlir_runner_utils.so")]
+    try:
+        libs.append(openmp_library())
+    except FileNotFoundError:
+        pass
+    return libs
+
+
+def create_engine(module: ir.Module, *, opt_level: int,
+                  libraries: dict[str, list[tuple[int, np.dtype]]],
+                  errors: CallbackErrors) -> tuple[ExecutionEngine, list[Any]]:
+    """An engine for ``module`` with each library function bound; returns the engine and the
+    callbacks, which must stay alive as long as it."""
+    try:
+        engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared_libraries())
+    except Exception as error:  # the bindings raise RuntimeError with LLVM's message
+        raise BuildError(f"JIT compilation failed: {error}") from None
+    callbacks = []
+    for name, specs in libraries.items():
+        callback = make_callback(name, specs, errors)
+        engine.register_runtime(name, callback)
+        callbacks.append(callback)
+    return engine, callbacks
+
+
+def memref_specs(types: list[ir.Type]) -> list[tuple[int, np.dtype]]:
+    specs = []
+    for t in types:
+        st = ir.ShapedType(t)
+        specs.append((st.rank, numpy_dtype(st.element_type)))
+    return specs

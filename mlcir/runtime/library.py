@@ -1,0 +1,82 @@
+"""Library functions: Python (numpy) implementations that compiled code calls by name.
+
+``@register_func("env.linear")`` registers a destination-passing function — its arguments are
+the inputs followed by the outputs, all numpy arrays, and it writes the outputs in place (the
+course's ``env.linear``/``env.relu``). A graph module calls it through a declaration marked
+``graph.library``; at build time each such declaration is bound to a ctypes callback that
+views the memrefs as numpy arrays (no copy) and calls the function.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from mlcir.errors import BuildError
+
+from .memref import descriptor_type, view
+
+_REGISTRY: dict[str, Callable[..., None]] = {}
+
+
+def register_func(name: str, f: Callable[..., None] | None = None, *, override: bool = False):
+    """Register ``f`` under ``name`` (usable as a decorator, as TVM's ``register_func``)."""
+
+    def register(fn: Callable[..., None]) -> Callable[..., None]:
+        if name in _REGISTRY and not override:
+            raise ValueError(f"library function '{name}' is already registered "
+                             "(pass override=True to replace it)")
+        _REGISTRY[name] = fn
+        return fn
+
+    return register(f) if f is not None else register
+
+
+def get_func(name: str) -> Callable[..., None] | None:
+    return _REGISTRY.get(name)
+
+
+def registered_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+@dataclass
+class CallbackErrors:
+    """Exceptions raised inside callbacks cannot cross the C frames; they are kept here and
+    re-raised by the caller once the compiled function returns."""
+
+    pending: list[BaseException] = field(default_factory=list)
+
+    def raise_pending(self) -> None:
+        if self.pending:
+            error = self.pending[0]
+            self.pending.clear()
+            raise error
+
+
+def make_callback(name: str, arg_specs: list[tuple[int, np.dtype]],
+                  errors: CallbackErrors) -> ctypes._CFuncPtr:
+    """A C-callable wrapper of the library function ``name`` for memref arguments of the given
+    (rank, dtype); it must be kept alive as long as the engine that calls it."""
+    fn = get_func(name)
+    if fn is None:
+        known = ", ".join(registered_names()) or "none"
+        raise BuildError(f"library function '{name}' is called but not registered "
+                         f"(mlcir.register_func); registered: {known}")
+    pointer_types = [ctypes.POINTER(descriptor_type(rank, np.dtype(dt).name))
+                     for rank, dt in arg_specs]
+
+    def call(*pointers) -> None:
+        try:
+            arrays = [view(p, dt, rank) for p, (rank, dt) in zip(pointers, arg_specs)]
+            fn(*arrays)
+        except BaseException as error:  # noqa: BLE001 - re-raised after the native call
+            wrapped = RuntimeError(f"library function '{name}' raised "
+                                   f"{type(error).__name__}: {error}")
+            wrapped.__cause__ = error
+            errors.pending.append(wrapped)
+
+    return ctypes.CFUNCTYPE(None, *pointer_types)(call)

@@ -1,0 +1,78 @@
+"""numpy arrays <-> MLIR memref descriptors (the C interface of compiled functions).
+
+A ranked memref is passed as a pointer to ``{allocated, aligned, offset, sizes[r], strides[r]}``;
+descriptor classes are cached per (rank, element ctype) because building a ctypes Structure
+class is slow and calls are hot.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy as np
+from mlir import ir
+
+# MLIR element type text -> numpy dtype
+_DTYPES = {
+    "f16": np.float16, "f32": np.float32, "f64": np.float64,
+    "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
+    "index": np.int64,
+}
+
+
+def numpy_dtype(element_type: ir.Type | str) -> np.dtype:
+    key = str(element_type)
+    if key not in _DTYPES:
+        raise TypeError(f"no numpy dtype for MLIR element type {key}")
+    return np.dtype(_DTYPES[key])
+
+
+def mlir_element_type(dtype: np.dtype) -> ir.Type:
+    """The MLIR element type of a numpy dtype (current context)."""
+    dtype = np.dtype(dtype)
+    for key, value in _DTYPES.items():
+        if np.dtype(value) == dtype and key not in ("index",) and not key.startswith("ui"):
+            return ir.Type.parse(key)
+    raise TypeError(f"numpy dtype {dtype} has no MLIR element type in mlcir")
+
+
+@functools.lru_cache(maxsize=None)
+def descriptor_type(rank: int, dtype_str: str) -> type[ctypes.Structure]:
+    elem = np.ctypeslib.as_ctypes_type(np.dtype(dtype_str)) if dtype_str != "bool" else ctypes.c_bool
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.POINTER(elem)),
+              ("offset", ctypes.c_longlong)]
+    if rank > 0:
+        fields += [("shape", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
+    return type(f"MemRef{rank}D_{dtype_str}", (ctypes.Structure,), {"_fields_": fields})
+
+
+def descriptor(array: np.ndarray) -> ctypes.Structure:
+    """A descriptor viewing ``array`` (which must stay alive while it is used)."""
+    desc = descriptor_type(array.ndim, array.dtype.name)()
+    desc.allocated = array.ctypes.data
+    desc.aligned = ctypes.cast(array.ctypes.data, type(desc)._fields_[1][1])
+    desc.offset = 0
+    if array.ndim:
+        desc.shape[:] = array.shape
+        desc.strides[:] = [s // array.itemsize for s in array.strides]
+    return desc
+
+
+def view(desc_ptr, dtype: np.dtype, rank: int) -> np.ndarray:
+    """A numpy view of the memory a descriptor pointer describes (no copy)."""
+    desc = desc_ptr.contents
+    itemsize = np.dtype(dtype).itemsize
+    base = ctypes.cast(desc.aligned, ctypes.c_void_p).value or 0
+    base += desc.offset * itemsize
+    if rank == 0:
+        shape: tuple[int, ...] = ()
+        strides: tuple[int, ...] = ()
+    else:
+        shape = tuple(desc.shape)
+        strides = tuple(s * itemsize for s in desc.strides)
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) // itemsize if all(shape) else 0
+    buffer = (ctypes.c_byte * max(extent * itemsize, itemsize)).from_address(base)
+    flat = np.frombuffer(buffer, dtype=dtype)
+    return np.lib.stride_tricks.as_strided(flat, shape=shape, strides=strides)

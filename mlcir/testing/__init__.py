@@ -1,0 +1,1 @@
+"""Helpers for tests and benchmarks (ONNX model builders with onnxruntime references)."""

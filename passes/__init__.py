@@ -1,0 +1,25 @@
+"""mlcir's passes, one module each, registered by their command-line names.
+
+``build_pass_manager("graph-to-loop, canonicalize, mlcir-cpu")`` mixes them with upstream
+passes in one pipeline; modules are imported when a pipeline first names one of their passes.
+"""
+
+from __future__ import annotations
+
+from .registry import (ModulePass, Pipeline, PassError, build_pass_manager, declare_lazy,
+                       describe_all, get_pass, get_pipeline, parse_pipeline, register_pass,
+                       register_pipeline, run_pipeline)
+
+declare_lazy({
+    "graph-to-loop": "mlcir.passes.graph_to_loop",
+    "graph-lower-library-calls": "mlcir.passes.library_calls",
+    "graph-bind-params": "mlcir.passes.bind_params",
+    "mlcir-emit-c-interface": "mlcir.passes.c_interface",
+    "mlcir-cpu": "mlcir.passes.pipelines",
+    "mlcir-cpu-bufferize": "mlcir.passes.pipelines",
+})
+
+__all__ = [
+    "ModulePass", "PassError", "Pipeline", "build_pass_manager", "describe_all", "get_pass",
+    "get_pipeline", "parse_pipeline", "register_pass", "register_pipeline", "run_pipeline",
+]

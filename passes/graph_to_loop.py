@@ -1,0 +1,213 @@
+"""``graph-to-loop``: lower graph ops to loop-level kernels (Relax's LowerToTensorIR/legalize).
+
+Each graph op in a graph function becomes a destination-passing call
+``func.call @kernel(inputs..., tensor.empty...)`` to a private kernel function (marked
+``loop.kernel``) whose body is the op's linalg compute blocks. Identical ops (same op, operand
+and result types, attributes) share one kernel, so a model's distinct kernels are its tuning
+tasks. A function marked ``graph.primitive`` (a fused group) becomes one kernel as a whole:
+its graph ops are lowered in place, intermediates become ``tensor.empty`` destinations that
+bufferization turns into buffers (the FuseTIR step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, func, tensor
+
+from mlcir.dialects import ALL_OPS, graph
+from mlcir.dialects.loop import BLOCK_ATTR, KERNEL_ATTR
+from mlcir.errors import LoweringError
+from mlcir.ir import located
+
+from .lowerings import LoweringContext, Rule, load_all
+from .lowerings import builders as b
+from .registry import ModulePass, register_pass
+
+
+def graph_ops(fn: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith(graph.DIALECT + "."):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    fn.walk(visit)
+    return found
+
+
+def functions(module: ir.Operation) -> list[func.FuncOp]:
+    return [op for op in module.regions[0].blocks[0].operations if isinstance(op, func.FuncOp)]
+
+
+def _rule_for(op: ir.Operation, rules: dict[str, Rule]) -> Rule:
+    short = op.name.split(".", 1)[1]
+    rule = rules.get(short)
+    if rule is None:
+        raise LoweringError(located(op.location, f"'{op.name}' op has no lowering to "
+                                    "loop-level kernels"))
+    return rule
+
+
+def _attrs(op: ir.Operation) -> dict[str, Any]:
+    return ALL_OPS[op.name].read_attrs(op)
+
+
+def dest_values(op: ir.Operation, inputs: Sequence[ir.Value], rule: Rule) -> list[ir.Value]:
+    """``tensor.empty`` destinations for ``op``'s results, dynamic dims read from the inputs."""
+    dests = []
+    attrs = _attrs(op)
+    for index, result in enumerate(op.results):
+        shape = b.shape_of(result)
+        elem = b.element_type(result)
+        if all(d is not None for d in shape):
+            dests.append(b.empty(shape, elem))
+            continue
+        if rule.dest_dims is not None:
+            dims = rule.dest_dims(inputs, attrs, index)
+        else:
+            dims = _elementwise_dims(op, inputs, shape)
+        dyn = [d for d, s in zip(dims, shape) if s is None]
+        if len(dyn) != sum(s is None for s in shape) or any(d is None for d in dyn):
+            raise LoweringError(located(op.location, f"'{op.name}' op cannot size its dynamic "
+                                        f"result {result.type} from its operands"))
+        dests.append(b.empty(shape, elem, dynamic=dyn))
+    return dests
+
+
+def _elementwise_dims(op: ir.Operation, inputs: Sequence[ir.Value],
+                      shape: list[int | None]) -> list[ir.Value | None]:
+    dims: list[ir.Value | None] = []
+    rank = len(shape)
+    for axis, size in enumerate(shape):
+        if size is not None:
+            dims.append(None)
+            continue
+        found = None
+        for v in inputs:
+            vs = b.shape_of(v)
+            a = axis - rank + len(vs)
+            if a >= 0 and vs[a] is None:
+                found = tensor.dim(v, arith.ConstantOp(ir.IndexType.get(), a).result)
+                break
+        dims.append(found)
+    return dims
+
+
+def emit_blocks(op: ir.Operation, inputs: Sequence[ir.Value], dests: Sequence[ir.Value],
+                used_names: set[str], rules: dict[str, Rule]) -> list[ir.Value]:
+    """Build ``op``'s compute blocks at the current insertion point; return its results."""
+    rule = _rule_for(op, rules)
+    cx = LoweringContext(op.name.split(".", 1)[1], list(inputs), list(dests), _attrs(op),
+                         op.location, used_names)
+    try:
+        results = rule.lower(cx)
+    except LoweringError as error:
+        if str(error).split(": error: ", 1)[0].count(":") >= 2:
+            raise  # already located
+        raise LoweringError(located(op.location, str(error))) from None
+    if [str(r.type) for r in results] != [str(d.type) for d in dests]:
+        raise LoweringError(located(op.location, f"lowering of '{op.name}' produced "
+                                    f"{[str(r.type) for r in results]}, expected "
+                                    f"{[str(d.type) for d in dests]}"))
+    return results
+
+
+@register_pass
+@dataclass
+class GraphToLoop(ModulePass):
+    name = "graph-to-loop"
+    summary = "Lower graph ops to destination-passing calls of loop-level kernels"
+
+    def run(self, module: ir.Operation) -> None:
+        rules = load_all()
+        body = module.regions[0].blocks[0]
+        symbols = {ir.StringAttr(op.attributes["sym_name"]).value
+                   for op in body.operations if "sym_name" in op.attributes}
+        kernels: dict[tuple, str] = {}
+        for fn in functions(module):
+            if graph.PRIMITIVE_ATTR in fn.attributes:
+                self._lower_primitive(fn, rules)
+                continue
+            if KERNEL_ATTR in fn.attributes:
+                continue
+            for op in graph_ops(fn.operation):
+                self._lower_to_call(module, op, rules, kernels, symbols)
+
+    def _lower_to_call(self, module: ir.Operation, op: ir.Operation, rules: dict[str, Rule],
+                       kernels: dict[tuple, str], symbols: set[str]) -> None:
+        rule = _rule_for(op, rules)
+        key = (op.name, tuple(str(v.type) for v in op.operands),
+               tuple(str(r.type) for r in op.results),
+               tuple(sorted((k, str(v)) for k, v in op.attributes.items())))
+        kernel = kernels.get(key)
+        if kernel is None:
+            kernel = self._fresh(op.name.split(".", 1)[1], symbols)
+            self._build_kernel(module, kernel, op, rules)
+            kernels[key] = kernel
+        with ir.InsertionPoint(op), op.location:
+            inputs = list(op.operands)
+            dests = dest_values(op, inputs, rule)
+            call = func.CallOp([r.type for r in op.results], ir.FlatSymbolRefAttr.get(kernel),
+                               inputs + dests)
+        for old, new in zip(op.results, call.results):
+            old.replace_all_uses_with(new)
+        op.erase()
+
+    @staticmethod
+    def _fresh(base: str, symbols: set[str]) -> str:
+        name, n = base, 0
+        while name in symbols:
+            n += 1
+            name = f"{base}_{n}"
+        symbols.add(name)
+        return name
+
+    @staticmethod
+    def _build_kernel(module: ir.Operation, name: str, op: ir.Operation,
+                      rules: dict[str, Rule]) -> None:
+        in_types = [v.type for v in op.operands]
+        out_types = [r.type for r in op.results]
+        with ir.InsertionPoint(module.regions[0].blocks[0]), op.location:
+            kernel = func.FuncOp(name, ir.FunctionType.get(in_types + out_types, out_types),
+                                 visibility="private")
+            kernel.attributes[KERNEL_ATTR] = ir.UnitAttr.get()
+            entry = kernel.add_entry_block()
+            with ir.InsertionPoint(entry):
+                args = list(entry.arguments)
+                results = emit_blocks(op, args[:len(in_types)], args[len(in_types):], set(), rules)
+                func.ReturnOp(results)
+
+    @staticmethod
+    def _lower_primitive(fn: func.FuncOp, rules: dict[str, Rule]) -> None:
+        """Lower a fused group in place: one kernel with one block per graph op."""
+        used: set[str] = set()
+        for op in graph_ops(fn.operation):
+            with ir.InsertionPoint(op), op.location:
+                inputs = list(op.operands)
+                dests = dest_values(op, inputs, _rule_for(op, rules))
+                results = emit_blocks(op, inputs, dests, used, rules)
+            for old, new in zip(op.results, results):
+                old.replace_all_uses_with(new)
+            op.erase()
+        fn.attributes[KERNEL_ATTR] = ir.UnitAttr.get()
+
+
+def kernel_functions(module: ir.Operation) -> list[func.FuncOp]:
+    """The loop-level kernels of a lowered module."""
+    return [fn for fn in functions(module) if KERNEL_ATTR in fn.attributes]
+
+
+def block_names(fn: func.FuncOp) -> list[str]:
+    names = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if BLOCK_ATTR in op.attributes:
+            names.append(ir.StringAttr(op.attributes[BLOCK_ATTR]).value)
+        return ir.WalkResult.ADVANCE
+
+    fn.operation.walk(visit)
+    return names

@@ -1,0 +1,67 @@
+"""Lowering rules: how each ``graph`` op becomes linalg compute blocks inside a kernel.
+
+A rule receives the kernel's input values, its destination tensors (destination-passing style)
+and the op's attributes, builds linalg ops at the current insertion point (each one a named
+compute block), and returns the result tensors. ``dest_dims`` says how to size a destination
+whose type has dynamic dims, from the op's inputs at the call site.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from mlir import ir
+
+LowerFn = Callable[["LoweringContext"], list[ir.Value]]
+
+
+@dataclass
+class LoweringContext:
+    """What a rule sees: inputs, destinations, attributes, and a fresh-block-name helper."""
+
+    op_name: str
+    inputs: list[ir.Value]
+    dests: list[ir.Value]
+    attrs: dict[str, Any]
+    loc: ir.Location
+    used_block_names: set[str]
+
+    def block_name(self, base: str) -> ir.StringAttr:
+        """A block name unique in the kernel being built: ``base``, ``base_1``, …"""
+        name, n = base, 0
+        while name in self.used_block_names:
+            n += 1
+            name = f"{base}_{n}"
+        self.used_block_names.add(name)
+        return ir.StringAttr.get(name)
+
+
+@dataclass(frozen=True)
+class Rule:
+    lower: LowerFn
+    # (inputs at the call site, attributes, result index) -> for each dim of the result, an
+    # index Value where it is dynamic (None where static). Unset: the elementwise rule (a
+    # dynamic result dim is read from the first input with a dynamic dim at that position).
+    dest_dims: Callable[[Sequence[ir.Value], dict[str, Any], int], list[ir.Value | None]] | None = None
+
+
+RULES: dict[str, Rule] = {}
+
+
+def lowering(*op_names: str, dest_dims=None):
+    """Decorator registering a rule for ``graph.<name>`` ops."""
+
+    def register(fn: LowerFn) -> LowerFn:
+        for name in op_names:
+            RULES[name] = Rule(fn, dest_dims)
+        return fn
+
+    return register
+
+
+def load_all() -> dict[str, Rule]:
+    """Import the rule modules (they register themselves) and return the table."""
+    from . import elementwise, linear_algebra  # noqa: F401
+
+    return RULES

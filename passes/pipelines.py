@@ -1,0 +1,63 @@
+"""Named codegen pipelines: ``mlcir-cpu`` (graph or loop level → LLVM dialect, host CPU).
+
+Each is a pipeline string over registered passes (mlcir's and upstream's), so it prints,
+composes and runs the same from Python and from ``mlcir-opt``.
+"""
+
+from __future__ import annotations
+
+from .registry import Pipeline, register_pipeline
+
+BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+             "function-boundary-type-conversion=identity-layout-map}")
+
+
+def cpu_frontend() -> list[str]:
+    """Graph level → loop-level kernels on tensors."""
+    return ["graph-to-loop", "graph-lower-library-calls", "mlcir-emit-c-interface"]
+
+
+def cpu_bufferize() -> list[str]:
+    """Tensors → memrefs: results become out-parameters, intermediates are freed."""
+    return [BUFFERIZE, "drop-equivalent-buffer-results",
+            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+            "canonicalize", "buffer-deallocation-pipeline"]
+
+
+def cpu_to_llvm(threads: int) -> list[str]:
+    """Bufferized kernels → LLVM dialect. ``scf.forall`` loops run on OpenMP threads
+    (``threads`` > 0 fixes the count at build time; 0 leaves it to the runtime)."""
+    num = f"{{num-threads={threads}}}" if threads > 0 else ""
+    return [
+        "func.func(convert-linalg-to-loops)",
+        "scf-forall-to-parallel",
+        f"convert-scf-to-openmp{num}",
+        "expand-strided-metadata",
+        "lower-affine",
+        "convert-vector-to-scf",
+        "convert-scf-to-cf",
+        "convert-vector-to-llvm{vector-contract-lowering=outerproduct}",
+        "finalize-memref-to-llvm",
+        "convert-math-to-llvm",
+        "convert-math-to-libm",
+        "convert-arith-to-llvm",
+        "convert-index-to-llvm",
+        "convert-cf-to-llvm",
+        "convert-openmp-to-llvm",
+        "convert-func-to-llvm",
+        "reconcile-unrealized-casts",
+    ]
+
+
+def _cpu(options: dict[str, str]) -> str:
+    threads = int(options.get("threads", "0"))
+    return ", ".join(cpu_frontend() + cpu_bufferize() + cpu_to_llvm(threads))
+
+
+register_pipeline(Pipeline(
+    "mlcir-cpu", "Graph or loop level to the LLVM dialect for the host CPU (bufferization "
+    "included; scf.forall on OpenMP threads)", _cpu,
+    {"threads": "OpenMP threads for parallel loops (0: decided at run time)"}))
+register_pipeline(Pipeline(
+    "mlcir-cpu-bufferize", "Graph or loop level to bufferized memrefs, before loops and LLVM",
+    lambda options: ", ".join(cpu_frontend() + cpu_bufferize())))
