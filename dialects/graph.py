@@ -229,20 +229,32 @@ def call_dps(callee: str, args: Sequence[ir.Value], result_types: Sequence[ir.Ty
 
 
 def declare_library_function(module: ir.Module, name: str, arg_types: Sequence[ir.Type],
-                             result_types: Sequence[ir.Type]) -> func.FuncOp:
-    """Declare (once) the external function ``name`` that a Python library function implements.
+                             result_types: Sequence[ir.Type]) -> str:
+    """Declare the external function that the library function ``name`` implements for these
+    types, once; return its symbol.
 
-    Its arguments are the inputs followed by one destination per result, in destination-passing
-    style; the runtime binds it to the function registered under the same name.
+    Arguments are the inputs followed by one destination per result (destination-passing
+    style). A Python function serves any types, a declaration only one, so each signature gets
+    its own symbol (``env.linear``, ``env.linear_1``…), all marked ``graph.library = name``; the
+    runtime binds each to the registered function.
     """
+    fn_type = ir.FunctionType.get(list(arg_types) + list(result_types), list(result_types))
+    symbols = set()
     for op in module.body.operations:
-        if isinstance(op, func.FuncOp) and op.sym_name.value == name:
-            return op
+        if isinstance(op, func.FuncOp):
+            symbols.add(op.sym_name.value)
+            if (LIBRARY_ATTR in op.attributes
+                    and ir.StringAttr(op.attributes[LIBRARY_ATTR]).value == name
+                    and op.attributes["function_type"].value == fn_type):
+                return op.sym_name.value
+    symbol, n = name, 0
+    while symbol in symbols:
+        n += 1
+        symbol = f"{name}_{n}"
     with ir.InsertionPoint.at_block_begin(module.body):
-        fn_type = ir.FunctionType.get(list(arg_types) + list(result_types), list(result_types))
-        decl = func.FuncOp(name, fn_type, visibility="private")
+        decl = func.FuncOp(symbol, fn_type, visibility="private")
         decl.attributes[LIBRARY_ATTR] = ir.StringAttr.get(name)
-    return decl
+    return symbol
 
 
 def call_library(module: ir.Module, name: str, args: Sequence[ir.Value],
@@ -250,8 +262,8 @@ def call_library(module: ir.Module, name: str, args: Sequence[ir.Value],
                  ) -> list[ir.Value]:
     """Call the library function ``name`` (registered from Python) in destination-passing
     style, declaring it in ``module`` if needed."""
-    declare_library_function(module, name, [a.type for a in args], result_types)
-    return call_dps(name, args, result_types, loc=loc)
+    symbol = declare_library_function(module, name, [a.type for a in args], result_types)
+    return call_dps(symbol, args, result_types, loc=loc)
 
 
 def element_count(shape: Sequence[int]) -> int:

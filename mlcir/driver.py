@@ -33,6 +33,38 @@ def _names(fn: func.FuncOp, key: str, count: int, prefix: str) -> list[str]:
     return names
 
 
+# Ops that only read the memref operand they are given (anything else counts as a write).
+_READS = {"memref.load", "vector.load", "vector.transfer_read", "memref.dim",
+          "vector.maskedload", "memref.extract_strided_metadata", "bufferization.to_tensor"}
+# Ops whose result aliases their memref operand: follow the result's uses.
+_VIEWS = {"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
+          "memref.expand_shape", "memref.transpose", "memref.view"}
+
+
+def _is_written(value: ir.Value, depth: int = 0) -> bool:
+    """Whether some use of the memref ``value`` may write it (conservative)."""
+    for use in value.uses:
+        owner = use.owner
+        name = owner.name
+        if name in _READS:
+            continue
+        if name in _VIEWS:
+            if depth > 8 or _is_written(owner.results[0], depth + 1):
+                return True
+            continue
+        if name == "memref.copy":
+            if use.operand_number == 1:
+                return True
+            continue
+        if name.startswith("linalg."):
+            num_inputs = len(owner.opview.inputs) if hasattr(owner.opview, "inputs") else 0
+            if use.operand_number >= num_inputs:
+                return True
+            continue
+        return True  # stores, calls and anything unknown may write
+    return False
+
+
 def _tensor_arg(name: str, t: ir.Type, kind: str, fn_name: str) -> TensorArg:
     if not isinstance(t, ir.ShapedType) or not t.has_rank:
         raise BuildError(f"function '{fn_name}': {name} has type {t}; compiled functions take "
@@ -42,7 +74,7 @@ def _tensor_arg(name: str, t: ir.Type, kind: str, fn_name: str) -> TensorArg:
     except TypeError as e:
         raise BuildError(f"function '{fn_name}': {name}: {e}") from None
     shape = tuple(None if t.is_dynamic_dim(i) else t.shape[i] for i in range(t.rank))
-    return TensorArg(name, shape, dtype, "inout" if isinstance(t, ir.MemRefType) else "input")
+    return TensorArg(name, shape, dtype, kind)
 
 
 def public_functions(module: ir.Module) -> list[func.FuncOp]:
@@ -63,16 +95,19 @@ def signatures(module: ir.Module) -> dict[str, Signature]:
         fn_type = ir.FunctionType(fn.attributes["function_type"].value)
         arg_names = _names(fn, "arg_attrs", len(fn_type.inputs), "arg")
         res_names = _names(fn, "res_attrs", len(fn_type.results), "output")
-        args = tuple(_tensor_arg(n, t, "", name) for n, t in zip(arg_names, fn_type.inputs))
-        results = tuple(_tensor_arg(n, t, "", name) for n, t in zip(res_names, fn_type.results))
-        results = tuple(TensorArg(r.name, r.shape, r.dtype, "output") for r in results)
+        args = tuple(
+            _tensor_arg(n, t, "inout" if isinstance(t, ir.MemRefType) and _is_written(v)
+                        else "input", name)
+            for n, t, v in zip(arg_names, fn_type.inputs, fn.arguments))
+        results = tuple(_tensor_arg(n, t, "output", name)
+                        for n, t in zip(res_names, fn_type.results))
         sigs[name] = Signature(name, args, results)
     return sigs
 
 
-def library_specs(module: ir.Module) -> dict[str, list]:
-    """``name -> [(rank, dtype)]`` of each library declaration's arguments (inputs, then one
-    destination per result), read before lowering."""
+def library_specs(module: ir.Module) -> dict[str, tuple[str, list]]:
+    """``symbol -> (library name, [(rank, dtype)])`` of each library declaration's arguments
+    (inputs, then one destination per result), read before lowering."""
     specs = {}
     for op in module.body.operations:
         if isinstance(op, func.FuncOp) and LIBRARY_ATTR in op.attributes:
@@ -80,7 +115,8 @@ def library_specs(module: ir.Module) -> dict[str, list]:
             types = list(fn_type.inputs)
             if fn_type.results and len(types) < len(fn_type.results):
                 types += list(fn_type.results)
-            specs[ir.StringAttr(op.attributes[LIBRARY_ATTR]).value] = memref_specs(types)
+            specs[op.sym_name.value] = (ir.StringAttr(op.attributes[LIBRARY_ATTR]).value,
+                                        memref_specs(types))
     return specs
 
 

@@ -14,7 +14,7 @@ declare_lazy({
     "graph-to-loop": "mlcir.passes.graph_to_loop",
     "graph-lower-library-calls": "mlcir.passes.library_calls",
     "graph-bind-params": "mlcir.passes.bind_params",
-    "mlcir-emit-c-interface": "mlcir.passes.c_interface",
+    "mlcir-entry-points": "mlcir.passes.entry_points",
     "mlcir-cpu": "mlcir.passes.pipelines",
     "mlcir-cpu-bufferize": "mlcir.passes.pipelines",
 })

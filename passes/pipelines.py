@@ -14,7 +14,7 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 
 def cpu_frontend() -> list[str]:
     """Graph level → loop-level kernels on tensors."""
-    return ["graph-to-loop", "graph-lower-library-calls", "mlcir-emit-c-interface"]
+    return ["graph-to-loop", "graph-lower-library-calls", "mlcir-entry-points"]
 
 
 def cpu_bufferize() -> list[str]:

@@ -300,6 +300,7 @@ def build_pass_manager(pipeline: str, ctx: ir.Context | None = None, *,
     pm = PassManager("builtin.module", context=ctx)
     pm.enable_verifier(verify_each)
     if print_ir_after_all or print_ir_before_all:
+        ctx.enable_multithreading(False)  # MLIR refuses to print IR from parallel passes
         pm.enable_ir_printing(print_before_all=print_ir_before_all,
                               print_after_all=print_ir_after_all, print_module_scope=True)
     if timing:
@@ -321,7 +322,8 @@ def build_pass_manager(pipeline: str, ctx: ir.Context | None = None, *,
 
 def _runner(instance: ModulePass) -> Callable[[ir.Operation, Any], None]:
     def run(op: ir.Operation, pass_: Any) -> None:
-        instance.run(op)
+        with ir.Location.unknown(op.context):  # builders need a default location
+            instance.run(op)
 
     return run
 

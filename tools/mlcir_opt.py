@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
 
     chunks = [source]
     if args.split_input_file:
-        marker = re.compile(r"^" + re.escape(args.split_input_file) + r"\s*$", re.MULTILINE)
+        marker = re.compile(r"^" + re.escape(args.split_input_file) + r"[ \t]*$", re.MULTILINE)
         chunks = marker.split(source)
     outputs, failed, line = [], False, 1
     for chunk in chunks:

@@ -30,18 +30,19 @@ def shared_libraries() -> list[str]:
 
 
 def create_engine(module: ir.Module, *, opt_level: int,
-                  libraries: dict[str, list[tuple[int, np.dtype]]],
+                  libraries: dict[str, tuple[str, list[tuple[int, np.dtype]]]],
                   errors: CallbackErrors) -> tuple[ExecutionEngine, list[Any]]:
-    """An engine for ``module`` with each library function bound; returns the engine and the
-    callbacks, which must stay alive as long as it."""
+    """An engine for ``module`` with each library declaration (``symbol -> (library name,
+    argument specs)``) bound; returns the engine and the callbacks, which must stay alive as
+    long as it."""
     try:
         engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared_libraries())
     except Exception as error:  # the bindings raise RuntimeError with LLVM's message
         raise BuildError(f"JIT compilation failed: {error}") from None
     callbacks = []
-    for name, specs in libraries.items():
+    for symbol, (name, specs) in libraries.items():
         callback = make_callback(name, specs, errors)
-        engine.register_runtime(name, callback)
+        engine.register_runtime(symbol, callback)
         callbacks.append(callback)
     return engine, callbacks
 

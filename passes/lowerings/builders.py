@@ -112,13 +112,15 @@ def empty_like(v: ir.Value, element: ir.Type | None = None) -> ir.Value:
 
 def empty(shape: Sequence[int | None], element: ir.Type, source: ir.Value | None = None,
           dynamic: Sequence[ir.Value] = ()) -> ir.Value:
+    """``tensor.empty``; dynamic dims are taken from ``dynamic`` in order, else read from
+    ``source`` with ``tensor.dim``."""
     dyn = list(dynamic)
     if not dyn and source is not None:
         dyn = [tensor.dim(source, arith.ConstantOp(ir.IndexType.get(), i).result)
                for i, d in enumerate(shape) if d is None]
-    sizes = [ir.ShapedType.get_dynamic_size() if d is None else d for d in shape]
-    return tensor.EmptyOp(sizes, element, dynamic_sizes=dyn).result if dyn else \
-        tensor.EmptyOp(sizes, element).result
+    it = iter(dyn)
+    sizes = [next(it) if d is None else d for d in shape]
+    return tensor.EmptyOp(sizes, element).result
 
 
 # Scalar payloads ------------------------------------------------------------------------------
@@ -155,8 +157,9 @@ def neg(a: ir.Value) -> ir.Value:
 def require_float(op_name: str, v: ir.Value) -> None:
     from mlcir.errors import LoweringError
 
-    if not is_float(v.type):
-        raise LoweringError(f"'{op_name}' needs a floating-point element type, got {v.type}")
+    t = ir.ShapedType(v.type).element_type if isinstance(v.type, ir.ShapedType) else v.type
+    if not is_float(t):
+        raise LoweringError(f"'{op_name}' needs a floating-point element type, got {t}")
 
 
 FLOAT_UNARY = {

@@ -1,0 +1,65 @@
+"""Pass registry and pipelines: mlcir and upstream passes mixed, options, helpful errors."""
+
+from __future__ import annotations
+
+import pytest
+
+import mlcir
+from mlcir.passes import build_pass_manager, get_pass, parse_pipeline, run_pipeline
+
+MODULE = """
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = "graph.relu"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}
+"""
+
+
+def test_pipeline_text_parses_with_or_without_anchor():
+    els = parse_pipeline("builtin.module(graph-to-loop, func.func(canonicalize{max-iterations=3}), cse)")
+    assert [e.text() for e in els] == ["graph-to-loop", "func.func(canonicalize{max-iterations=3})", "cse"]
+    assert [e.text() for e in parse_pipeline("graph-to-loop,cse")] == ["graph-to-loop", "cse"]
+
+
+def test_mixed_pipeline_runs_in_order(ctx):
+    module = mlcir.parse(MODULE)
+    run_pipeline(module, "graph-to-loop, func.func(canonicalize), cse")
+    text = str(module)
+    assert "graph." not in text.replace("graph.library", "")
+    assert "call @matmul" in text and "linalg.matmul" in text
+
+
+def test_unknown_pass_lists_close_matches(ctx):
+    with pytest.raises(mlcir.PassError, match="unknown pass or pipeline 'canonicalise'; did you "
+                                              "mean: canonicalize"):
+        build_pass_manager("canonicalise")
+    with pytest.raises(mlcir.PassError, match="did you mean: graph-to-loop"):
+        build_pass_manager("graph-to-lop")
+
+
+def test_bad_options_are_named(ctx):
+    with pytest.raises(mlcir.PassError, match="pass 'graph-bind-params' has no option 'fil'"):
+        build_pass_manager("graph-bind-params{fil=x.npz}")
+    with pytest.raises(mlcir.PassError, match="pipeline 'mlcir-cpu' has no option 'thread'"):
+        build_pass_manager("mlcir-cpu{thread=2}")
+    with pytest.raises(mlcir.PassError, match="invalid pipeline element 'canonicalize{nope=1}'"):
+        build_pass_manager("canonicalize{nope=1}")
+
+
+def test_pass_failure_is_reported_with_the_op_location(ctx):
+    module = mlcir.parse("""
+    func.func @f(%a: tensor<4xi32>) -> tensor<4xi32> {
+      %0 = "graph.exp"(%a) : (tensor<4xi32>) -> tensor<4xi32>
+      return %0 : tensor<4xi32>
+    }""", source_name="m.mlir")
+    with pytest.raises(mlcir.LoweringError, match=r"m.mlir:3:\d+: error: 'graph.exp' needs a "
+                                                  "floating-point element type, got i32"):
+        run_pipeline(module, "graph-to-loop")
+
+
+def test_registered_passes_have_names_and_summaries():
+    for name in ("graph-to-loop", "graph-bind-params", "graph-lower-library-calls",
+                 "mlcir-entry-points"):
+        cls = get_pass(name)
+        assert cls is not None and cls.name == name and cls.summary

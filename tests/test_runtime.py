@@ -1,0 +1,170 @@
+"""mlcir.build and the runtime: upstream modules run unchanged, inputs are validated before
+native code runs, library functions are bound, and the time evaluator reports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlcir
+from mlcir.errors import RuntimeInputError
+
+MATMUL_MEMREF = """
+func.func @matmul(%A: memref<16x32xf32>, %B: memref<32x8xf32>, %C: memref<16x8xf32>) {
+  linalg.matmul ins(%A, %B : memref<16x32xf32>, memref<32x8xf32>) outs(%C : memref<16x8xf32>)
+  return
+}
+"""
+
+TENSOR_FUNC = """
+func.func @scale_add(%a: tensor<4x?xf32>, %b: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %0 = linalg.add ins(%a, %b : tensor<4x?xf32>, tensor<4x?xf32>) outs(%a : tensor<4x?xf32>) -> tensor<4x?xf32>
+  return %0 : tensor<4x?xf32>
+}
+func.func @two_results(%a: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %e = tensor.empty() : tensor<3xf32>
+  %0 = linalg.mul ins(%a, %a : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  return %0, %a : tensor<3xf32>, tensor<3xf32>
+}
+"""
+
+
+def test_upstream_memref_matmul_in_destination_passing_style(rng):
+    ex = mlcir.build(MATMUL_MEMREF)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    c = np.zeros((16, 8), np.float32)
+    assert ex.matmul(a, b, c) is None  # writes C in place, like TVM's DPS functions
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_upstream_tensor_functions_with_dynamic_dims_and_several_results(rng):
+    ex = mlcir.build(TENSOR_FUNC)
+    a = rng.standard_normal((4, 5)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    out = np.empty((4, 5), np.float32)
+    ex.scale_add(a, b, out)  # a dynamic result needs its output array
+    np.testing.assert_allclose(out, a + b, rtol=1e-6)
+    with pytest.raises(RuntimeInputError, match="dynamic shape float32\\[4, \\?\\]"):
+        ex.scale_add(a, b)
+    sq, same = ex.two_results(np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(sq, [0, 1, 4])
+    np.testing.assert_array_equal(same, [0, 1, 2])
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda a: a.astype(np.float64), r"argument 'arg0': expected dtype float32, got float64"),
+    (lambda a: a[:, :16], r"argument 'arg0': expected shape float32\[16, 32\], got float32\[16, 16\]"),
+    (lambda a: a.reshape(16, 32, 1), r"expected shape float32\[16, 32\], got float32\[16, 32, 1\]"),
+    (lambda a: a.tolist(), r"argument 'arg0': expected a numpy array float32\[16, 32\], got list"),
+])
+def test_bad_inputs_are_refused_before_native_code(rng, bad, message):
+    ex = mlcir.build(MATMUL_MEMREF)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    c = np.zeros((16, 8), np.float32)
+    with pytest.raises(RuntimeInputError, match=message):
+        ex.matmul(bad(a), b, c)
+
+
+def test_argument_count_and_written_arguments(rng):
+    ex = mlcir.build(MATMUL_MEMREF)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    with pytest.raises(RuntimeInputError, match=r"matmul\(\) takes 3 arguments: arg0, arg1, arg2; got 2"):
+        ex.matmul(a, b)
+    c = np.zeros((8, 16), np.float32).T  # not C-contiguous: the function writes it
+    with pytest.raises(RuntimeInputError, match="'arg2' is written by matmul"):
+        ex.matmul(a, b, c)
+    with pytest.raises(KeyError, match="no function 'nope'"):
+        ex["nope"]
+
+
+def test_non_contiguous_inputs_are_copied(rng):
+    ex = mlcir.build(MATMUL_MEMREF)
+    a = rng.standard_normal((32, 16)).astype(np.float32).T  # a transposed view
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    c = np.zeros((16, 8), np.float32)
+    ex.matmul(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_library_function_errors_surface_as_python_errors(ctx):
+    from mlir import ir
+    from mlir.dialects import func
+
+    from mlcir.dialects import graph
+
+    def fails(x, out):
+        raise ValueError("deliberate failure")
+
+    mlcir.register_func("test.fails", fails, override=True)
+    with ir.Location.unknown():
+        t = ir.RankedTensorType.get([4], ir.F32Type.get())
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("main", ir.FunctionType.get([t], [t]))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                func.ReturnOp(graph.call_library(module, "test.fails", [fn.arguments[0]], [t]))
+    ex = mlcir.build(module)
+    with pytest.raises(RuntimeError, match="library function 'test.fails' raised ValueError: "
+                                           "deliberate failure"):
+        ex.main(np.zeros(4, np.float32))
+
+
+def test_unregistered_library_function_is_a_build_error(ctx):
+    from mlir import ir
+    from mlir.dialects import func
+
+    from mlcir.dialects import graph
+
+    with ir.Location.unknown():
+        t = ir.RankedTensorType.get([4], ir.F32Type.get())
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("main", ir.FunctionType.get([t], [t]))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                func.ReturnOp(graph.call_library(module, "nobody.registered.this", [fn.arguments[0]], [t]))
+    with pytest.raises(mlcir.BuildError, match="'nobody.registered.this' is called but not registered"):
+        mlcir.build(module)
+
+
+def test_time_evaluator_reports_repeats(rng):
+    ex = mlcir.build(MATMUL_MEMREF)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    c = np.zeros((16, 8), np.float32)
+    result = ex.time_evaluator("matmul", number=5, repeat=4, warmup=2)(a, b, c)
+    assert len(result.results) == 4 and result.number == 5
+    assert 0 < result.min <= result.median <= result.max
+    assert "mean (ms)" in str(result)
+    # linalg.matmul accumulates into C: every timed and warm-up call really ran.
+    np.testing.assert_allclose(c, (2 + 5 * 4) * (a @ b), rtol=1e-4, atol=1e-4)
+    grown = ex.time_evaluator("matmul", number=1, repeat=1, min_repeat_ms=5)(a, b, c)
+    assert grown.number > 1 and grown.results[0] * grown.number >= 4e-3
+
+
+def test_inputs_are_never_overwritten(rng):
+    # linalg.add writes into its `outs` operand %a; the caller's array must stay intact.
+    ex = mlcir.build(TENSOR_FUNC)
+    a = rng.standard_normal((4, 5)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    a_before = a.copy()
+    out = np.empty((4, 5), np.float32)
+    ex.scale_add(a, b, out)
+    np.testing.assert_array_equal(a, a_before)
+    np.testing.assert_allclose(out, a + b, rtol=1e-6)
+
+
+def test_read_only_memref_arguments_are_inputs():
+    ex = mlcir.build(MATMUL_MEMREF)
+    assert [a.kind for a in ex.matmul.signature.args] == ["input", "input", "inout"]
+
+
+def test_build_rejects_bad_modules():
+    with pytest.raises(mlcir.ParseError, match="<build>:1:"):
+        mlcir.build("func.func @f( {")
+    with pytest.raises(mlcir.BuildError, match="no public function"):
+        mlcir.build("func.func private @f() { return }")
+    with pytest.raises(ValueError, match="unknown target 'tpu'"):
+        mlcir.build(MATMUL_MEMREF, target="tpu")
