@@ -60,19 +60,22 @@ def descriptor(array: np.ndarray) -> ctypes.Structure:
     return desc
 
 
+class _ArrayInterface:
+    """Exposes raw memory through ``__array_interface__`` (the cheapest zero-copy view)."""
+
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, address: int, shape: tuple[int, ...], strides: tuple[int, ...], typestr: str):
+        self.__array_interface__ = {"data": (address, False), "shape": shape,
+                                    "strides": strides, "typestr": typestr, "version": 3}
+
+
 def view(desc_ptr, dtype: np.dtype, rank: int) -> np.ndarray:
     """A numpy view of the memory a descriptor pointer describes (no copy)."""
     desc = desc_ptr.contents
-    itemsize = np.dtype(dtype).itemsize
-    base = ctypes.cast(desc.aligned, ctypes.c_void_p).value or 0
-    base += desc.offset * itemsize
+    itemsize = dtype.itemsize
+    address = (ctypes.cast(desc.aligned, ctypes.c_void_p).value or 0) + desc.offset * itemsize
     if rank == 0:
-        shape: tuple[int, ...] = ()
-        strides: tuple[int, ...] = ()
-    else:
-        shape = tuple(desc.shape)
-        strides = tuple(s * itemsize for s in desc.strides)
-    extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) // itemsize if all(shape) else 0
-    buffer = (ctypes.c_byte * max(extent * itemsize, itemsize)).from_address(base)
-    flat = np.frombuffer(buffer, dtype=dtype)
-    return np.lib.stride_tricks.as_strided(flat, shape=shape, strides=strides)
+        return np.asarray(_ArrayInterface(address, (), (), dtype.str))
+    strides = tuple(s * itemsize for s in desc.strides)
+    return np.asarray(_ArrayInterface(address, tuple(desc.shape), strides, dtype.str))

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set up a virtual environment with mlcir installed, then run the demo or the test suite.
+#   bash run.sh demo   # the main job: import, compile, tune briefly, run (see README)
+#   bash run.sh test   # the whole test suite: pytest and lit
+# MLCIR_VENV chooses the environment's folder (default .venv); it is created when missing.
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV="${MLCIR_VENV:-.venv}"
+PY="$VENV/bin/python"
+if [ ! -x "$PY" ]; then
+    python3 -m venv "$VENV"
+fi
+"$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip
+"$PY" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+
+what="${1:-}"
+shift || true
+case "$what" in
+    demo)
+        exec "$PY" examples/demo.py "$@"
+        ;;
+    test)
+        status=0
+        "$PY" -m pytest tests -q -p no:cacheprovider "$@" || status=$?
+        # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
+        "$VENV/bin/lit" lit_tests -q -s || status=$?
+        if [ "$status" -ne 0 ]; then
+            echo "run.sh: the test suite failed (exit $status)" >&2
+        fi
+        exit "$status"
+        ;;
+    *)
+        echo "usage: bash run.sh demo|test [args]" >&2
+        exit 2
+        ;;
+esac
