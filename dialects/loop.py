@@ -201,7 +201,8 @@ def _declared_iterators(attr: ir.Attribute) -> list[str] | None:
 
 def verify(root: ir.Operation) -> list[tuple[ir.Location, str]]:
     """Problems with ``loop.*`` attributes under ``root``: a ``loop.block`` on something that is
-    not a linalg op or not a string, or two blocks of one function with the same name."""
+    not a linalg op or not a string, or two blocks at the top level of one function with the
+    same name (inside loops, copies made by unrolling or peeling share their block's name)."""
     problems: list[tuple[ir.Location, str]] = []
 
     def visit_fn(fn: ir.Operation) -> None:
@@ -218,10 +219,12 @@ def verify(root: ir.Operation) -> list[tuple[ir.Location, str]]:
                                      f"string, got {attr}"))
                 else:
                     name = ir.StringAttr(attr).value
-                    if name in seen:
+                    top_level = op.parent is not None and op.parent.name == "func.func"
+                    if name in seen and top_level:
                         problems.append((op.location, f"'{op.name}' op: block name '{name}' is "
                                          "already used in this function"))
-                    seen[name] = op
+                    if top_level:
+                        seen[name] = op
             if ITERATORS_ATTR in op.attributes and is_linalg(op):
                 declared = _declared_iterators(op.attributes[ITERATORS_ATTR])
                 actual = iterator_kinds(op)

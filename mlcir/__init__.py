@@ -15,9 +15,10 @@ from .errors import (BuildError, LoweringError, MlcirError, ParseError, PassErro
 from .ir import make_context, parse
 from .driver import build
 from .runtime import Executable, register_func, time_evaluator
+from .schedule import Schedule, ScheduleError, Trace
 
 __all__ = [
     "BuildError", "Executable", "LoweringError", "MlcirError", "ParseError", "PassError",
-    "RuntimeInputError", "VerificationError", "build", "make_context", "parse",
-    "register_func", "time_evaluator",
+    "RuntimeInputError", "Schedule", "ScheduleError", "Trace", "VerificationError", "build",
+    "make_context", "parse", "register_func", "time_evaluator",
 ]

@@ -15,6 +15,8 @@ declare_lazy({
     "graph-lower-library-calls": "mlcir.passes.library_calls",
     "graph-bind-params": "mlcir.passes.bind_params",
     "mlcir-entry-points": "mlcir.passes.entry_points",
+    "mlcir-serial-foralls": "mlcir.passes.serial_foralls",
+    "mlcir-lower-vectors": "mlcir.passes.lower_vectors",
     "mlcir-cpu": "mlcir.passes.pipelines",
     "mlcir-cpu-bufferize": "mlcir.passes.pipelines",
 })

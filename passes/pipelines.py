@@ -18,33 +18,42 @@ def cpu_frontend() -> list[str]:
 
 
 def cpu_bufferize() -> list[str]:
-    """Tensors → memrefs: results become out-parameters, intermediates are freed."""
-    return [BUFFERIZE, "drop-equivalent-buffer-results",
+    """Tensors → memrefs: results become out-parameters, intermediates are freed; then the
+    serial foralls a schedule created become loops and vector ops are lowered (both need
+    memrefs)."""
+    return ["eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
-            "canonicalize", "buffer-deallocation-pipeline"]
+            "canonicalize", "buffer-deallocation-pipeline",
+            "mlcir-serial-foralls", "mlcir-lower-vectors", "canonicalize", "cse"]
 
 
 def cpu_to_llvm(threads: int) -> list[str]:
     """Bufferized kernels → LLVM dialect. ``scf.forall`` loops run on OpenMP threads
-    (``threads`` > 0 fixes the count at build time; 0 leaves it to the runtime)."""
+    (``threads`` > 0 fixes the count at build time; 0 leaves it to the runtime).
+
+    Order matters (measured): ``finalize-memref-to-llvm`` before ``convert-scf-to-cf`` (the
+    ``memref.alloca_scope`` that OpenMP loops get must still have one block), and
+    ``expand-strided-metadata`` before ``lower-affine``.
+    """
     num = f"{{num-threads={threads}}}" if threads > 0 else ""
     return [
-        "func.func(convert-linalg-to-loops)",
         "scf-forall-to-parallel",
         f"convert-scf-to-openmp{num}",
+        "convert-vector-to-scf",
+        "func.func(convert-linalg-to-loops)",
         "expand-strided-metadata",
         "lower-affine",
-        "convert-vector-to-scf",
+        "finalize-memref-to-llvm",
         "convert-scf-to-cf",
         "convert-vector-to-llvm{vector-contract-lowering=outerproduct}",
-        "finalize-memref-to-llvm",
         "convert-math-to-llvm",
         "convert-math-to-libm",
         "convert-arith-to-llvm",
         "convert-index-to-llvm",
-        "convert-cf-to-llvm",
+        "convert-ub-to-llvm",
         "convert-openmp-to-llvm",
         "convert-func-to-llvm",
+        "convert-cf-to-llvm",
         "reconcile-unrealized-casts",
     ]
 

@@ -164,9 +164,9 @@ def process_chunk(text: str, file: str, args: argparse.Namespace, pipeline: str 
         try:
             module = parse(text, source_name=file, verify=not args.no_verify)
             if args.transform_script:
-                from mlcir.schedule.transform_io import apply_transform_file
+                from mlcir.schedule.materialize import apply_schedule_file
 
-                apply_transform_file(module, args.transform_script)
+                apply_schedule_file(module, args.transform_script)
             if pipeline:
                 run_pipeline(module, pipeline,
                              print_ir_after_all=args.mlir_print_ir_after_all,

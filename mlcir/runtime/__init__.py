@@ -5,6 +5,7 @@ from __future__ import annotations
 from .evaluator import TimingResult, measure, time_evaluator
 from .executable import Executable, Function, Signature, TensorArg
 from .library import get_func, register_func, registered_names
+from .memref import aligned_array, aligned_empty
 
-__all__ = ["Executable", "Function", "Signature", "TensorArg", "TimingResult", "get_func",
+__all__ = ["Executable", "aligned_array", "aligned_empty", "Function", "Signature", "TensorArg", "TimingResult", "get_func",
            "measure", "register_func", "registered_names", "time_evaluator"]

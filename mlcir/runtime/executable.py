@@ -18,7 +18,7 @@ import numpy as np
 from mlcir.errors import RuntimeInputError
 
 from .library import CallbackErrors
-from .memref import descriptor
+from .memref import aligned_empty, descriptor
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class Function:
                         f"result '{spec.name}' of {sig.name}() has a dynamic shape "
                         f"{spec.describe()}: pass an output array of the right shape after the "
                         "inputs")
-                outputs.append(np.empty(spec.shape, spec.dtype))
+                outputs.append(aligned_empty(spec.shape, spec.dtype))
         return arrays, outputs
 
     def prepare(self, *args: Any) -> tuple[Callable[[], None], list[np.ndarray]]:

@@ -1,0 +1,11 @@
+"""Schedules: TensorIR-style primitives over loop-level kernels, recorded as replayable traces
+and emitted as transform-dialect scripts."""
+
+from __future__ import annotations
+
+from .errors import ScheduleError
+from .schedule import LoopInfo, Schedule
+from .trace import BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, Trace
+
+__all__ = ["BlockRV", "ExprRV", "Instruction", "InstructionKind", "LoopInfo", "LoopRV",
+           "Schedule", "ScheduleError", "Trace"]

@@ -1,0 +1,447 @@
+"""From a schedule's logical state to a transform script, and the scheduled module.
+
+How each piece of state becomes transform ops (measured on MLIR 22.1; see docs/schedules.md):
+
+- Explicit loops are made one tiling op at a time, outermost first, each tiling one logical
+  loop (tile size = the product of the inner levels of its dimension); consecutive
+  ``parallel`` (or ``bind``) loops become one ``tile_using_forall``; a fused loop is one
+  multi-size ``tile_using_for`` followed by ``loop.coalesce``. Every loop is tagged
+  ``loop.name = "<block>.<loop>"``.
+- The innermost loops that are the last split level of their dimension stay *implicit* (the
+  tiled op's own loops), put in order with ``generalize`` + ``interchange``; a ``vectorize``d
+  loop and everything inside it is the vector tile (``structured.vectorize``), followed by the
+  contraction/transfer patterns and hoisting of the accumulator out of the loops around it.
+- ``compute_at`` fuses the producer into the loops from the nest's outermost down to the
+  target (``fuse_into_containing_op``, one loop at a time). A producer that initialises the
+  consumer's destination (the fill of ``decompose_reduction``) can only be fused into
+  ``scf.forall``, so the consumer's loops down to that point are foralls marked
+  ``loop.serial`` (made ``scf.for`` again after bufferization).
+- ``reverse_compute_at`` has no consumer-fusion op upstream: the consumer is tiled with the
+  shared loops and the producer fused into them, then each continues with its own loops.
+- Cache stages are ``structured.promote_tensor`` of the tiled op's operand at the loop they
+  are placed at (a copy per tile, in the scope's memory space).
+- Sampled tile sizes are ``transform.tune.knob`` params with their ``selected`` value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mlir import ir
+from mlir.dialects import transform
+from mlir.dialects.transform import loop as tloop
+from mlir.dialects.transform import structured, tune
+from mlir.dialects.transform import vector as tvector
+
+from mlcir.dialects.loop import BLOCK_ATTR
+from mlcir.ir import clone_module
+from mlcir.transform import annotate, apply, match_attr, new_script
+
+from . import sampling
+from .errors import ScheduleError
+from .state import Block, KernelState, Loop
+from .trace import ExprRV
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .schedule import Schedule
+
+LOOP_NAME = "loop.name"
+SERIAL = "loop.serial"
+INLINE_ATTR = "mlcir.inline"
+SCOPE_MEMORY_SPACE = {"shared": "#gpu.address_space<workgroup>", "local": None, "global": None}
+
+
+def any_op() -> ir.Type:
+    return transform.AnyOpType.get()
+
+
+def param_i64() -> ir.Type:
+    return transform.ParamType.get(ir.IntegerType.get_signless(64))
+
+
+@dataclass
+class Knob:
+    name: str
+    options: list[int]
+    selected: int
+
+
+@dataclass
+class Emitted:
+    """Transform handles made while emitting one function."""
+
+    func: ir.Value
+    loops: dict[int, ir.Value] = field(default_factory=dict)  # logical loop id -> handle
+    for_loops: list[tuple[int, ir.Value]] = field(default_factory=list)  # scf.for, emit order
+    vectorized: list[str] = field(default_factory=list)
+
+
+class Emitter:
+    """Builds the transform script for a schedule (inside a ``new_script`` sequence)."""
+
+    def __init__(self, sch: "Schedule"):
+        self.sch = sch
+        self.state: KernelState = sch.state
+        self.knobs = self._knobs()
+
+    # -- knobs -----------------------------------------------------------------------------
+    def _knobs(self) -> dict[int, Knob]:
+        """Loop id -> knob for tile sizes that come straight from one sample_perfect_tile."""
+        from .schedule import SAMPLE_PERFECT_TILE, SPLIT
+
+        out: dict[int, Knob] = {}
+        samples: dict[int, tuple[Any, int, int, int]] = {}  # id(rv) -> (inst, index, extent, n)
+        for inst in self.sch.trace.insts:
+            if inst.kind is SAMPLE_PERFECT_TILE:
+                loop_rv, n, max_inner = inst.inputs
+                extent = math.prod(inst.decision)
+                for i, rv in enumerate(inst.outputs):
+                    samples[id(rv)] = (inst, i, extent, max_inner)
+            elif inst.kind is SPLIT:
+                factors = inst.inputs[1]
+                if not all(isinstance(f, ExprRV) and id(f) in samples for f in factors):
+                    continue
+                sources = {id(samples[id(f)][0]) for f in factors}
+                positions = [samples[id(f)][1] for f in factors]
+                if len(sources) != 1 or positions != list(range(len(factors))):
+                    continue
+                sample_inst, _, extent, max_inner = samples[id(factors[0])]
+                decision = list(sample_inst.decision)
+                tilings = sampling.perfect_tilings(extent, len(decision), max_inner)
+                for i, rv in enumerate(inst.outputs[:-1]):
+                    loop_id = self.sch._values.get(rv)
+                    if not isinstance(loop_id, int) or loop_id not in self.state.loops:
+                        continue
+                    options = sorted({math.prod(t[i + 1:]) for t in tilings})
+                    block = self.sch._loop_block(self.state.loops[loop_id])
+                    name = f"{block.func}.{block.name}.{self.sch._loop_name(self.state.loops[loop_id])}"
+                    out[loop_id] = Knob(name, options, math.prod(decision[i + 1:]))
+        return out
+
+    def _size(self, block: Block, loop: Loop, dim: int, emitted_params: dict[int, ir.Value]) -> Any:
+        """The tile size of ``dim`` for the loop ``loop``: the product of its inner levels
+        (a knob param when it comes from a sampled tiling)."""
+        levels = block.levels[dim]
+        inner = levels[levels.index(loop.id) + 1:]
+        size = math.prod(self._part(self.state.loops[i], dim) for i in inner)
+        knob = self.knobs.get(loop.id)
+        if knob is not None and knob.selected == size and len(loop.parts) == 1:
+            if loop.id not in emitted_params:
+                emitted_params[loop.id] = tune.KnobOp(param_i64(), knob.name, knob.options,
+                                                      selected=knob.selected).result
+            return emitted_params[loop.id]
+        return size
+
+    @staticmethod
+    def _part(loop: Loop, dim: int) -> int:
+        return math.prod(e for d, e in loop.parts if d == dim)
+
+    # -- the script ------------------------------------------------------------------------
+    def build(self, root: ir.Value) -> None:
+        funcs = []
+        for (func_name, _), block in self.state.blocks.items():
+            if func_name not in funcs:
+                funcs.append(func_name)
+        for func_name in funcs:
+            blocks = [b for (f, _), b in self.state.blocks.items() if f == func_name and not b.inlined]
+            if not any(self._scheduled(b) for b in blocks):
+                continue
+            fn = structured.MatchOp(any_op(), root, ops=["func.func"],
+                                    op_attrs=ir.DictAttr.get({"sym_name": ir.StringAttr.get(func_name)})).result
+            em = Emitted(fn)
+            params: dict[int, ir.Value] = {}
+            roots = [b for b in blocks if b.attach is None and not b.origin.get("kind")]
+            for block in roots:
+                self._emit_nest(block, em, params)
+            self._finish(em)
+
+    def _scheduled(self, block: Block) -> bool:
+        return (block.attach is not None or bool(block.origin) or bool(block.annotations)
+                or any(len(self.state.loops[l].parts) > 1 or self.state.loops[l].annotations
+                       for l in block.order)
+                or any(len(levels) > 1 for levels in block.levels)
+                or block.order != sorted(block.order))
+
+    def _op(self, block: Block, under: ir.Value) -> ir.Value:
+        return match_attr(under, BLOCK_ATTR, ir.StringAttr.get(block.name))
+
+    def _emit_nest(self, block: Block, em: Emitted, params: dict[int, ir.Value]) -> None:
+        reverse = [b for b in self.state.blocks.values()
+                   if b.func == block.func and not b.inlined and b.attach is not None
+                   and b.attach.kind == "reverse_compute_at" and b.attach.target == block.name
+                   and not b.origin.get("kind")]
+        handle = self._op(block, em.func)
+        self._promote_root_caches(block, handle)
+        if not reverse:
+            self._emit_loops(block, handle, block.order, [], em, params)
+            return
+        if len(reverse) > 1:
+            raise ScheduleError(f"block '{block.name}': more than one block is reverse-computed "
+                                "into its nest; MLIR can re-root one consumer per nest")
+        consumer = reverse[0]
+        chain = block.order
+        shared = chain[:chain.index(consumer.attach.loop) + 1]
+        mapping = self._correspondence(block, consumer)
+        c_handle = self._op(consumer, em.func)
+        path: list[ir.Value] = []
+        c_handle = self._tile_groups(consumer, c_handle, shared, path, em, params,
+                                     dims=lambda d: mapping[d], owner=block)
+        for loop_handle in path:
+            handle = structured.FuseIntoContainingOp(any_op(), any_op(), handle,
+                                                     loop_handle).fused_op
+        self._fuse_attached(block, shared, path, em, params)
+        rest = chain[len(shared):]
+        self._emit_loops(block, handle, rest, path, em, params, start=len(shared))
+        self._emit_loops(consumer, c_handle, consumer.order, path, em, params)
+
+    def _correspondence(self, producer: Block, consumer: Block) -> dict[int, int]:
+        reads = next(op for op in consumer.operands if op.producer == producer.name)
+        return {p_dim: reads.map_results[r] for r, p_dim in enumerate(producer.output_map)}
+
+    def _promote_root_caches(self, block: Block, handle: ir.Value) -> None:
+        for cache in self.state.blocks.values():
+            if cache.origin.get("source") == block.name and cache.attach is None:
+                self._promote(cache, handle)
+
+    def _promote(self, cache: Block, op_handle: ir.Value) -> None:
+        operand = transform.GetOperandOp(transform.AnyValueType.get(), op_handle,
+                                         [cache.origin["operand"]]).result
+        space = SCOPE_MEMORY_SPACE[cache.origin["scope"]]
+        structured.PromoteTensorOp(operand, memory_space=ir.Attribute.parse(space) if space else None)
+
+    def _serial_forall_loops(self, block: Block) -> set[int]:
+        """Loops of ``block`` at or above where its destination's producer is computed."""
+        out: set[int] = set()
+        for other in self.state.blocks.values():
+            if other.attach is None or other.attach.target != block.name or other.inlined:
+                continue
+            if other.attach.kind != "compute_at":
+                continue
+            is_init = any(op.is_init and op.producer == other.name for op in block.operands)
+            if is_init:
+                chain = block.order
+                if other.attach.loop in chain:
+                    out.update(chain[:chain.index(other.attach.loop) + 1])
+        return out
+
+    def _implicit_start(self, block: Block, loops: list[int]) -> int:
+        """Index in ``loops`` where the implicit (not tiled) innermost loops begin."""
+        vec = [i for i, l in enumerate(loops) if self.state.loops[l].annotations.get("vectorize")]
+        if vec:
+            return vec[0]
+        start = len(loops)
+        seen_dims: set[int] = set()
+        attached = {b.attach.loop for b in self.state.blocks.values()
+                    if b.attach is not None and not b.inlined}
+        for i in range(len(loops) - 1, -1, -1):
+            loop = self.state.loops[loops[i]]
+            if len(loop.parts) != 1 or loop.annotations or loop.id in attached:
+                break
+            dim = loop.parts[0][0]
+            if block.levels[dim][-1] != loop.id or dim in seen_dims:
+                break
+            seen_dims.add(dim)
+            start = i
+        return start
+
+    def _groups(self, loops: list[int]) -> list[list[int]]:
+        """Consecutive loops emitted by one tiling op: runs of parallel loops, runs of loops
+        bound to GPU axes; every other loop on its own."""
+        groups: list[list[int]] = []
+        for lid in loops:
+            ann = self.state.loops[lid].annotations
+            kind = "parallel" if ann.get("parallel") else ("bind" if ann.get("bind") else None)
+            if groups and kind and self.state.loops[groups[-1][0]].annotations.get(kind):
+                groups[-1].append(lid)
+            else:
+                groups.append([lid])
+        return groups
+
+    def _tile_groups(self, block: Block, handle: ir.Value, loops: list[int], path: list[ir.Value],
+                     em: Emitted, params: dict[int, ir.Value], dims=lambda d: d,
+                     owner: Block | None = None, serial: set[int] | None = None) -> ir.Value:
+        """Emit the explicit ``loops`` (of ``owner``, tiling ``block``'s op) and return the
+        tiled op handle; loop handles are appended to ``path``."""
+        owner = owner or block
+        serial = serial or set()
+        n_dims = len(block.kinds)
+        for group in self._groups(loops):
+            first = self.state.loops[group[0]]
+            if all(self.state.loops[l].extent == 1 for l in group):
+                continue  # a one-trip loop: nothing to emit (attachments go one level up)
+            sizes: list[Any] = [0] * n_dims
+            order: list[int] = []
+            for lid in group:
+                loop = self.state.loops[lid]
+                for d, _ in loop.parts:
+                    sizes[dims(d)] = self._size(owner, loop, d, params)
+                    order.append(dims(d))
+            ann = first.annotations
+            if ann.get("parallel") or ann.get("bind") or any(l in serial for l in group):
+                mapping = None
+                if ann.get("bind"):
+                    mapping = ir.ArrayAttr.get([_gpu_mapping(self.state.loops[l].annotations["bind"])
+                                                for l in group])
+                tiled = structured.TileUsingForallOp(any_op(), any_op(), handle, tile_sizes=sizes,
+                                                     mapping=mapping)
+                handle, loop_handle = tiled.tiled_op, tiled.forall_op
+                if not ann.get("parallel") and not ann.get("bind"):
+                    annotate(loop_handle, SERIAL)
+            elif len(order) > 1:
+                interchange = order + [d for d in range(n_dims) if d not in order]
+                tiled = structured.TileUsingForOp([any_op()] * len(order), handle, sizes=sizes,
+                                                  interchange=interchange)
+                handle = tiled.tiled_linalg_op
+                loop_handle = tloop.LoopCoalesceOp(any_op(), tiled.loops[0]).transformed
+                em.for_loops.append((group[0], loop_handle))
+            else:
+                tiled = structured.TileUsingForOp(any_op(), handle, sizes=sizes)
+                handle, loop_handle = tiled.tiled_linalg_op, tiled.loops[0]
+                em.for_loops.append((group[0], loop_handle))
+            names = "+".join(self.sch._loop_name(self.state.loops[l]) for l in group)
+            annotate(loop_handle, LOOP_NAME, ir.StringAttr.get(f"{owner.name}.{names}"))
+            for lid in group:
+                em.loops[lid] = loop_handle
+                for key, value in self.state.loops[lid].annotations.items():
+                    if key not in ("parallel", "vectorize", "unroll", "bind") and not key.startswith("_"):
+                        annotate(loop_handle, f"loop.{key}", _attr(value))
+            path.append(loop_handle)
+        return handle
+
+    def _emit_loops(self, block: Block, handle: ir.Value, loops: list[int], path: list[ir.Value],
+                    em: Emitted, params: dict[int, ir.Value], start: int = 0) -> None:
+        """Tile ``block``'s remaining ``loops``, fuse what is computed at them, then shape the
+        implicit innermost loops (interchange, vectorize)."""
+        path = list(path)
+        cut = self._implicit_start(block, loops)
+        explicit, implicit = loops[:cut], loops[cut:]
+        serial = self._serial_forall_loops(block)
+        for lid in explicit:
+            handle = self._tile_groups(block, handle, [lid], path, em, params, serial=serial)
+            # Blocks computed at this loop (at a one-trip loop: at its parent's level).
+            self._fuse_attached(block, [lid], path, em, params)
+            self._promote_attached_caches(block, lid, handle)
+        self._shape_implicit(block, handle, implicit, em)
+
+    def _fuse_attached(self, block: Block, loops: list[int], path: list[ir.Value], em: Emitted,
+                       params: dict[int, ir.Value]) -> None:
+        for lid in loops:
+            for producer in self.state.attached_at(lid, block.func):
+                if producer.attach.kind != "compute_at" or producer.origin.get("kind"):
+                    continue
+                if not path:
+                    continue  # attached at a one-trip outermost loop: stays at the root
+                fused = self._op(producer, em.func)
+                for loop_handle in path:
+                    fused = structured.FuseIntoContainingOp(any_op(), any_op(), fused,
+                                                            loop_handle).fused_op
+                self._emit_loops(producer, fused, producer.order, path, em, params)
+
+    def _promote_attached_caches(self, block: Block, lid: int, handle: ir.Value) -> None:
+        for cache in self.state.blocks.values():
+            if cache.origin.get("source") == block.name and cache.attach is not None \
+                    and cache.attach.loop == lid:
+                self._promote(cache, handle)
+
+    def _shape_implicit(self, block: Block, handle: ir.Value, implicit: list[int],
+                        em: Emitted) -> None:
+        dims = [self.state.loops[l].parts[0][0] for l in implicit]
+        perm = [d for d in range(len(block.kinds)) if d not in dims] + dims
+        if perm != list(range(len(block.kinds))):
+            generic = structured.GeneralizeOp(handle).transformed
+            handle = structured.InterchangeOp(generic, iterator_interchange=perm).transformed
+            annotate(handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
+        if implicit and self.state.loops[implicit[0]].annotations.get("vectorize"):
+            structured.VectorizeOp(handle)
+            em.vectorized.append(block.name)
+
+    def _finish(self, em: Emitted) -> None:
+        """Function-wide clean-up: the copies fusion leaves behind are dead; after
+        vectorization, contraction patterns, then hoisting and unrolling."""
+        transform.ApplyDeadCodeEliminationOp(em.func)
+        if em.vectorized:
+            patterns = transform.ApplyPatternsOp(em.func)
+            with ir.InsertionPoint(patterns.patterns):
+                tvector.ApplyVectorReductionToContractPatternsOp()
+                tvector.ApplyTransferPermutationPatternsOp()
+                transform.ApplyCanonicalizationPatternsOp()
+            transform.ApplyCommonSubexpressionEliminationOp(em.func)
+            for _, loop_handle in reversed(em.for_loops):
+                tloop.HoistLoopInvariantSubsetsOp(loop_handle)
+        for lid, loop_handle in em.for_loops:
+            if lid not in self.state.loops:
+                continue
+            factor = self.state.loops[lid].annotations.get("unroll")
+            if factor:
+                tloop.LoopUnrollOp(loop_handle, factor=int(factor))
+
+
+def _gpu_mapping(axis: str) -> ir.Attribute:
+    kind, dim = axis.split(".")
+    prefix = "block" if kind == "blockIdx" else "thread"
+    return ir.Attribute.parse(f"#gpu.{prefix}<{dim}>")
+
+
+def _attr(value: Any) -> ir.Attribute:
+    if isinstance(value, bool):
+        return ir.BoolAttr.get(value)
+    if isinstance(value, int):
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+    if isinstance(value, float):
+        return ir.FloatAttr.get(ir.F64Type.get(), value)
+    return ir.StringAttr.get(str(value))
+
+
+def build_transform(sch: "Schedule") -> ir.Module:
+    """The transform module of ``sch`` (inlines recorded as the ``mlcir.inline`` attribute)."""
+    emitter = Emitter(sch)
+    script = new_script(emitter.build)
+    if sch.inlines:
+        script.operation.attributes[INLINE_ATTR] = ir.ArrayAttr.get([
+            ir.ArrayAttr.get([ir.StringAttr.get(x) for x in entry]) for entry in sch.inlines])
+    return script
+
+
+def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
+    """Apply a schedule's transform module: its recorded inlines, then its named sequence."""
+    from .inline import apply_inline
+
+    if INLINE_ATTR in script.operation.attributes:
+        for entry in ir.ArrayAttr(script.operation.attributes[INLINE_ATTR]):
+            kind, func_name, block = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
+            apply_inline(payload, kind, func_name, block)
+    apply(payload, script)
+
+
+def apply_schedule_file(payload: ir.Module, path: str) -> None:
+    """``mlcir-opt --transform-script``: apply a schedule's transform module read from ``path``."""
+    from pathlib import Path
+
+    from mlcir.ir import parse
+    from mlcir.transform import TransformError
+
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise TransformError(f"cannot read transform script {path}: {error.strerror}") from None
+    apply_schedule_script(payload, parse(text, context=payload.context, source_name=str(path),
+                                         verify=False))
+
+
+def materialize(sch: "Schedule") -> ir.Module:
+    """A copy of the original kernel with the schedule applied."""
+    with sch.context, ir.Location.unknown():
+        module = clone_module(sch.original)
+        script = build_transform(sch)
+        try:
+            apply_schedule_script(module, script)
+        except Exception as error:  # noqa: BLE001 - name the schedule in the message
+            from mlcir.transform import TransformError
+
+            if isinstance(error, (TransformError, ScheduleError)):
+                raise ScheduleError(f"the schedule could not be applied:\n{error}\n"
+                                    f"trace:\n{sch.trace.as_python()}") from None
+            raise
+        return module

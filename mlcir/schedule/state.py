@@ -1,0 +1,175 @@
+"""The logical loop nests a schedule manipulates, read from a loop-level kernel.
+
+Each compute block (a named linalg op) starts with one loop per iteration dimension, in the op's
+dimension order. Primitives change this state only — which loops exist (``split``/``fuse``), in
+which order (``reorder``), with which annotations, and where a block is computed
+(``compute_at``) — and the materializer turns the final state into a transform script. So the
+Python schedule and the emitted IR cannot disagree.
+
+A loop is identified by a global id and owned by one block. Its *parts* ``(dim, extent)`` say
+which iteration dimensions it walks and how far (``fuse`` gives a loop several parts); a
+dimension split into several loops lists them in ``Block.levels[dim]``, outer level first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlir import ir
+from mlir.dialects import linalg
+
+from mlcir.dialects import loop as loop_dialect
+
+SPATIAL, REDUCTION = loop_dialect.SPATIAL, loop_dialect.REDUCTION
+
+
+@dataclass
+class Loop:
+    id: int
+    block: str
+    parts: list[tuple[int, int]]  # (dim, extent), outer part first
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def extent(self) -> int:
+        return math.prod(e for _, e in self.parts)
+
+    @property
+    def dims(self) -> list[int]:
+        return [d for d, _ in self.parts]
+
+
+@dataclass
+class Attach:
+    """Where a block is computed: under ``loop`` (owned by ``target``)."""
+
+    kind: str  # "compute_at" (producer moved into its consumer's nest) or "reverse_compute_at"
+    target: str
+    loop: int
+
+
+@dataclass
+class Operand:
+    """How a block reads one operand: the producing block (if any) and the indexing map as
+    ``(num_dims, results)``, each result a dim index or ``None`` (constant/complex)."""
+
+    producer: str | None
+    map_results: list[int | None]
+    is_init: bool  # the operand is the block's output/destination (DPS init)
+
+
+@dataclass
+class Block:
+    name: str
+    func: str
+    kinds: list[str]
+    extents: list[int | None]
+    levels: list[list[int]]  # per dim: its loops' ids, outer level first
+    order: list[int]  # the block's own loops, outermost first
+    operands: list[Operand]
+    output_map: list[int | None]  # dims of the (first) result in terms of the block's dims
+    op_name: str
+    attach: Attach | None = None
+    inlined: bool = False
+    annotations: dict[str, Any] = field(default_factory=dict)
+    # Blocks created by the schedule (cache stages): how to build them.
+    origin: dict[str, Any] = field(default_factory=dict)
+
+    def dim_extent(self, dim: int) -> int:
+        extent = self.extents[dim]
+        assert extent is not None
+        return extent
+
+
+@dataclass
+class KernelState:
+    """All blocks of the scheduled module, by name within their function."""
+
+    blocks: dict[tuple[str, str], Block] = field(default_factory=dict)  # (func, name) -> block
+    loops: dict[int, Loop] = field(default_factory=dict)
+    next_loop_id: int = 0
+
+    def new_loop(self, block: Block, parts: list[tuple[int, int]]) -> Loop:
+        loop = Loop(self.next_loop_id, block.name, parts)
+        self.loops[loop.id] = loop
+        self.next_loop_id += 1
+        return loop
+
+    def block_of(self, loop: Loop, func: str) -> Block:
+        return self.blocks[(func, loop.block)]
+
+    def enclosing(self, block: Block) -> list[int]:
+        """Loop ids enclosing ``block``, outermost first (shared loops of the block it is
+        computed at, then its own)."""
+        outer: list[int] = []
+        if block.attach is not None:
+            target = self.blocks[(block.func, block.attach.target)]
+            chain = self.enclosing(target)
+            outer = chain[:chain.index(block.attach.loop) + 1]
+        return outer + list(block.order)
+
+    def attached_at(self, loop_id: int, func: str) -> list[Block]:
+        return [b for (f, _), b in self.blocks.items()
+                if f == func and b.attach is not None and b.attach.loop == loop_id and not b.inlined]
+
+    def copy(self) -> "KernelState":
+        import copy
+
+        return copy.deepcopy(self)
+
+
+def _map_results(amap: ir.AffineMap) -> list[int | None]:
+    return [ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else None
+            for e in amap.results]
+
+
+def _defining_block(value: ir.Value) -> str | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block):  # a block argument
+        return None
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if loop_dialect.BLOCK_ATTR in op.attributes and loop_dialect.is_linalg(op):
+        return ir.StringAttr(op.attributes[loop_dialect.BLOCK_ATTR]).value
+    return None
+
+
+def read_blocks(module: ir.Module, state: KernelState) -> None:
+    """Add one :class:`Block` per named linalg op of every function of ``module``."""
+    for fn in module.body.operations:
+        if fn.operation.name != "func.func" or not fn.regions[0].blocks:
+            continue
+        func_name = ir.StringAttr(fn.attributes["sym_name"]).value
+        for b in loop_dialect.name_blocks(fn.operation):
+            op = b.op
+            maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
+            num_inits = len(op.results) if op.results else 1
+            n_ops = len(maps)
+            operands = []
+            for i, (value, amap) in enumerate(zip(list(op.operands)[:n_ops], maps)):
+                operands.append(Operand(_defining_block(value), _map_results(amap),
+                                        is_init=i >= n_ops - num_inits))
+            extents = b.extents
+            block = Block(b.name, func_name, b.iterators, extents, [], [], operands,
+                          _map_results(maps[-num_inits]), op.name)
+            for dim, extent in enumerate(extents):
+                loop = state.new_loop(block, [(dim, extent if extent is not None else -1)])
+                block.levels.append([loop.id])
+                block.order.append(loop.id)
+            state.blocks[(func_name, b.name)] = block
+
+
+def inner_extent(state: KernelState, block: Block, dim: int, below: int) -> int:
+    """The number of iterations of ``dim`` that the loops of ``block`` *inside* loop ``below``
+    cover (the tile size of ``dim`` at that loop)."""
+    chain = state.enclosing(block)
+    size = 1
+    for loop_id in chain[chain.index(below) + 1:]:
+        loop = state.loops[loop_id]
+        if loop.block != block.name:
+            continue
+        for d, e in loop.parts:
+            if d == dim:
+                size *= e
+    return size

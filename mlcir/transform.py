@@ -1,0 +1,86 @@
+"""Building and applying transform-dialect scripts from Python.
+
+A script is a module with ``transform.with_named_sequence`` holding
+``transform.named_sequence @__transform_main``; the upstream interpreter applies it to a
+payload. Scripts are always built with the bindings' builders, never from text.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir
+from mlir.dialects import transform
+from mlir.dialects.transform import interpreter, structured
+
+from mlcir.errors import MlcirError
+
+ENTRY = "__transform_main"
+
+
+class TransformError(MlcirError):
+    """A transform script that is malformed or fails on its payload."""
+
+
+def new_script(build: Callable[[ir.Value], None], *, consumed: bool = False) -> ir.Module:
+    """A script module whose entry sequence is filled by ``build(root_handle)``.
+
+    ``consumed`` declares that the sequence consumes the root handle (needed when it
+    bufferizes the whole payload); otherwise it only reads it.
+    """
+    module = ir.Module.create()
+    module.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    flag = "transform.consumed" if consumed else "transform.readonly"
+    with ir.InsertionPoint(module.body):
+        seq = transform.NamedSequenceOp(ENTRY, [transform.AnyOpType.get()], [],
+                                        arg_attrs=[{flag: ir.UnitAttr.get()}])
+    with ir.InsertionPoint(seq.body):
+        build(seq.bodyTarget)
+        transform.YieldOp([])
+    return module
+
+
+def find_entry(script: ir.Module, name: str = ENTRY) -> ir.Operation:
+    for op in script.body.operations:
+        if op.operation.name == "transform.named_sequence" and \
+                ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op
+    raise TransformError(f"the transform script has no 'transform.named_sequence @{name}'")
+
+
+def apply(payload: ir.Operation | ir.Module, script: ir.Module, name: str = ENTRY) -> None:
+    """Apply ``@name`` of ``script`` to ``payload`` in place."""
+    from mlcir.ir import _diagnostics_of, render_diagnostics
+
+    op = payload.operation if hasattr(payload, "operation") else payload
+    entry = find_entry(script, name)
+    try:
+        interpreter.apply_named_sequence(op, entry, script.operation)
+    except ir.MLIRError as error:
+        raise TransformError("transform script failed:\n" +
+                             render_diagnostics(_diagnostics_of(error))) from None
+
+
+def match_ops(root: ir.Value, names: list[str]) -> ir.Value:
+    return structured.MatchOp.match_op_names(root, names).result
+
+
+def match_attr(root: ir.Value, key: str, value: ir.Attribute | None = None,
+               op_names: list[str] | None = None) -> ir.Value:
+    """Ops under ``root`` carrying attribute ``key`` (equal to ``value`` when given)."""
+    attrs = ir.DictAttr.get({key: value if value is not None else ir.UnitAttr.get()})
+    return structured.MatchOp(transform.AnyOpType.get(), root, ops=op_names,
+                              op_attrs=attrs).result
+
+
+def string_param(text: str) -> ir.Value:
+    return transform.ParamConstantOp(transform.AnyParamType.get(), ir.StringAttr.get(text)).result
+
+
+def annotate(handle: ir.Value, key: str, value: ir.Attribute | None = None) -> None:
+    """``transform.annotate``: set ``key`` (unit, or ``value``) on the payload ops."""
+    if value is None:
+        transform.AnnotateOp(handle, key)
+    else:
+        param = transform.ParamConstantOp(transform.AnyParamType.get(), value).result
+        transform.AnnotateOp(handle, key, param=param)

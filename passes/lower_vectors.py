@@ -1,0 +1,64 @@
+"""``mlcir-lower-vectors``: lower the vector ops a schedule produced, after bufferization.
+
+Contractions become outer products (then FMAs), transfers become plain loads/stores, shape
+casts, transposes and broadcasts are lowered — the pattern set measured to give the ideal
+AVX-512 micro-kernel for a vectorized matmul tile (16 FMAs per k step, accumulators in
+registers). Applied as one fixed transform script to every function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import transform
+from mlir.dialects.transform import vector as tvector
+
+from mlcir.transform import apply, match_ops, new_script
+
+from .registry import ModulePass, register_pass
+
+
+def _has_vectors(module: ir.Operation) -> bool:
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("vector."):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return bool(found)
+
+
+def build_lowering(root: ir.Value) -> None:
+    funcs = match_ops(root, ["func.func"])
+    patterns = transform.ApplyPatternsOp(funcs)
+    with ir.InsertionPoint(patterns.patterns):
+        tvector.ApplyLowerContractionPatternsOp(
+            lowering_strategy=tvector.VectorContractLowering.OuterProduct)
+        tvector.ApplyTransferPermutationPatternsOp()
+        tvector.ApplyLowerMultiReductionPatternsOp(
+            lowering_strategy=tvector.VectorMultiReductionLowering.InnerParallel)
+        tvector.ApplySplitTransferFullPartialPatternsOp(
+            split_transfer_strategy=tvector.VectorTransferSplit.LinalgCopy)
+        tvector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
+        tvector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
+        tvector.ApplyLowerShapeCastPatternsOp()
+        tvector.ApplyLowerTransposePatternsOp(
+            lowering_strategy=tvector.VectorTransposeLowering.Shuffle1D)
+        tvector.ApplyLowerBroadcastPatternsOp()
+        tvector.ApplyLowerOuterProductPatternsOp()
+    transform.ApplyCommonSubexpressionEliminationOp(funcs)
+
+
+@register_pass
+@dataclass
+class LowerVectors(ModulePass):
+    name = "mlcir-lower-vectors"
+    summary = "Lower vector contractions, transfers and shape ops (after bufferization)"
+
+    def run(self, module: ir.Operation) -> None:
+        if _has_vectors(module):
+            apply(module, new_script(build_lowering))
