@@ -33,6 +33,7 @@ from mlir.dialects import linalg
 DIALECT = "loop"
 BLOCK_ATTR = "loop.block"
 ITERATORS_ATTR = "loop.iterators"
+SCHEDULED_ATTR = "loop.scheduled"  # on a func.func a schedule was applied to
 KERNEL_ATTR = "loop.kernel"
 SPATIAL, REDUCTION = "spatial", "reduction"
 
@@ -201,12 +202,14 @@ def _declared_iterators(attr: ir.Attribute) -> list[str] | None:
 
 def verify(root: ir.Operation) -> list[tuple[ir.Location, str]]:
     """Problems with ``loop.*`` attributes under ``root``: a ``loop.block`` on something that is
-    not a linalg op or not a string, or two blocks at the top level of one function with the
-    same name (inside loops, copies made by unrolling or peeling share their block's name)."""
+    not a linalg op or not a string, or two blocks of one unscheduled function with the same
+    name (a function marked ``loop.scheduled`` holds copies of a block made by unrolling or
+    peeling, which share its name)."""
     problems: list[tuple[ir.Location, str]] = []
 
     def visit_fn(fn: ir.Operation) -> None:
         seen: dict[str, ir.Operation] = {}
+        scheduled = SCHEDULED_ATTR in fn.attributes
 
         def visit(op: ir.Operation) -> ir.WalkResult:
             if BLOCK_ATTR in op.attributes:
@@ -219,12 +222,10 @@ def verify(root: ir.Operation) -> list[tuple[ir.Location, str]]:
                                      f"string, got {attr}"))
                 else:
                     name = ir.StringAttr(attr).value
-                    top_level = op.parent is not None and op.parent.name == "func.func"
-                    if name in seen and top_level:
+                    if name in seen and not scheduled:
                         problems.append((op.location, f"'{op.name}' op: block name '{name}' is "
                                          "already used in this function"))
-                    if top_level:
-                        seen[name] = op
+                    seen[name] = op
             if ITERATORS_ATTR in op.attributes and is_linalg(op):
                 declared = _declared_iterators(op.attributes[ITERATORS_ATTR])
                 actual = iterator_kinds(op)

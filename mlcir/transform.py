@@ -59,6 +59,10 @@ def apply(payload: ir.Operation | ir.Module, script: ir.Module, name: str = ENTR
     except ir.MLIRError as error:
         raise TransformError("transform script failed:\n" +
                              render_diagnostics(_diagnostics_of(error))) from None
+    except ValueError as error:  # the interpreter's binding reports failures this way
+        text = str(error).replace("Failed to apply named transform sequence.", "").strip()
+        text = text.replace("Diagnostic message at ", "").replace("Diagnostic message", "").strip()
+        raise TransformError(f"transform script failed: {text or 'MLIR gave no message'}") from None
 
 
 def match_ops(root: ir.Value, names: list[str]) -> ir.Value:

@@ -35,7 +35,7 @@ from mlir.dialects.transform import loop as tloop
 from mlir.dialects.transform import structured, tune
 from mlir.dialects.transform import vector as tvector
 
-from mlcir.dialects.loop import BLOCK_ATTR
+from mlcir.dialects.loop import BLOCK_ATTR, SCHEDULED_ATTR
 from mlcir.ir import clone_module
 from mlcir.transform import annotate, apply, match_attr, new_script
 
@@ -151,6 +151,7 @@ class Emitter:
             fn = structured.MatchOp(any_op(), root, ops=["func.func"],
                                     op_attrs=ir.DictAttr.get({"sym_name": ir.StringAttr.get(func_name)})).result
             em = Emitted(fn)
+            annotate(fn, SCHEDULED_ATTR)
             params: dict[int, ir.Value] = {}
             roots = [b for b in blocks if b.attach is None and not b.origin.get("kind")]
             for block in roots:
@@ -230,6 +231,12 @@ class Emitter:
         """Index in ``loops`` where the implicit (not tiled) innermost loops begin."""
         vec = [i for i, l in enumerate(loops) if self.state.loops[l].annotations.get("vectorize")]
         if vec:
+            loop = self.state.loops[loops[vec[0]]]
+            problem = self.sch.vector_tile_problem(block, loop)
+            if problem:
+                raise ScheduleError(f"vectorize of loop {self.sch._loop_name(loop)} of block "
+                                    f"'{block.name}' no longer holds (loops were split or "
+                                    f"reordered after it): {problem}")
             return vec[0]
         start = len(loops)
         seen_dims: set[int] = set()
@@ -293,8 +300,9 @@ class Emitter:
                 interchange = order + [d for d in range(n_dims) if d not in order]
                 tiled = structured.TileUsingForOp([any_op()] * len(order), handle, sizes=sizes,
                                                   interchange=interchange)
-                handle = tiled.tiled_linalg_op
                 loop_handle = tloop.LoopCoalesceOp(any_op(), tiled.loops[0]).transformed
+                # Coalescing consumes the loops and invalidates the op inside: find it again.
+                handle = match_attr(loop_handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
                 em.for_loops.append((group[0], loop_handle))
             else:
                 tiled = structured.TileUsingForOp(any_op(), handle, sizes=sizes)
@@ -347,12 +355,20 @@ class Emitter:
 
     def _shape_implicit(self, block: Block, handle: ir.Value, implicit: list[int],
                         em: Emitted) -> None:
+        """Order the implicit loops (only loops of more than one iteration matter: interchange
+        needs a generalized op, which the vectorizer handles worse for convolutions) and
+        vectorize the tile."""
         dims = [self.state.loops[l].parts[0][0] for l in implicit]
-        perm = [d for d in range(len(block.kinds)) if d not in dims] + dims
-        if perm != list(range(len(block.kinds))):
+        long_dims = [d for d, l in zip(dims, implicit) if self.state.loops[l].extent > 1]
+        if long_dims != sorted(long_dims):
+            perm = [d for d in range(len(block.kinds)) if d not in dims] + dims
             generic = structured.GeneralizeOp(handle).transformed
             handle = structured.InterchangeOp(generic, iterator_interchange=perm).transformed
             annotate(handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
+        elif implicit and block.op_name.startswith("linalg.conv") and \
+                self.state.loops[implicit[0]].annotations.get("vectorize"):
+            # Convolution tiles vectorize as 1-D convolutions: drop the unit window dims first.
+            handle = structured.DecomposeOp(handle).transformed
         if implicit and self.state.loops[implicit[0]].annotations.get("vectorize"):
             structured.VectorizeOp(handle)
             em.vectorized.append(block.name)
@@ -370,7 +386,8 @@ class Emitter:
             transform.ApplyCommonSubexpressionEliminationOp(em.func)
             for _, loop_handle in reversed(em.for_loops):
                 tloop.HoistLoopInvariantSubsetsOp(loop_handle)
-        for lid, loop_handle in em.for_loops:
+        # Innermost first: unrolling a loop consumes it and the handles of loops inside it.
+        for lid, loop_handle in reversed(em.for_loops):
             if lid not in self.state.loops:
                 continue
             factor = self.state.loops[lid].annotations.get("unroll")

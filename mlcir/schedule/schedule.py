@@ -29,6 +29,9 @@ from .trace import BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV, Tr
 DEFAULT_SEED = 42
 # Vectorizing more elements than this at once builds huge vectors (measured: out of memory).
 MAX_VECTOR_ELEMENTS = 4096
+# Unrolling makes copies of the loop body; more than this many copies per block makes code
+# that LLVM takes minutes to compile (measured: a 1536-trip full unroll, ~1 MB of IR).
+MAX_UNROLLED_COPIES = 512
 GPU_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 DIM_NAMES = "ijklmnopqrstuvwxyzabcdefgh"
 
@@ -353,10 +356,23 @@ class Schedule:
         if any(l.annotations.get(k) for l in ls for k in ("parallel", "vectorize", "unroll", "bind")):
             raise self._error("fuse", "annotate (parallel/vectorize/unroll/bind) after fusing")
         self._check_free(ls, "fuse")
-        fused = self._state.new_loop(block, [p for l in ls for p in l.parts])
-        for l in ls:
-            d = l.parts[0][0]
-            block.levels[d][block.levels[d].index(l.id)] = fused.id
+        dims = [l.parts[0][0] for l in ls]
+        if len(set(dims)) == 1:
+            # Consecutive levels of one dimension: fusing them undoes their split.
+            levels = block.levels[dims[0]]
+            at = levels.index(ls[0].id)
+            if levels[at:at + len(ls)] != [l.id for l in ls]:
+                raise self._error("fuse", "loops of one dimension must be consecutive split levels")
+            fused = self._state.new_loop(block, [(dims[0], math.prod(l.extent for l in ls))])
+            block.levels[dims[0]][at:at + len(ls)] = [fused.id]
+        elif len(set(dims)) != len(dims):
+            raise self._error("fuse", "the loops mix split levels of one dimension with other "
+                              "dimensions; fuse the levels first")
+        else:
+            fused = self._state.new_loop(block, [p for l in ls for p in l.parts])
+            for l in ls:
+                d = l.parts[0][0]
+                block.levels[d][block.levels[d].index(l.id)] = fused.id
         block.order[positions[0]:positions[-1] + 1] = [fused.id]
         for l in ls:
             self._retire_loop(l.id)
@@ -387,29 +403,36 @@ class Schedule:
         linalg tiles): those loops must be the innermost split level of their dimensions."""
         l = self._loop(loop, "vectorize")
         block = self._own_loop(l, "vectorize")
-        chain = block.order
-        inner = chain[chain.index(l.id):]
-        size = 1
-        for lid in inner:
-            il = self._state.loops[lid]
-            if len(il.parts) != 1:
-                raise self._error("vectorize", f"loop {self._loop_name(il)} inside the vector "
-                                  "tile is fused")
-            d = il.parts[0][0]
-            if block.levels[d][-1] != lid:
-                raise self._error("vectorize", f"loop {self._loop_name(il)} inside the vector tile "
-                                  "is not the innermost level of its dimension; reorder so the "
-                                  "vectorized loops are the innermost tile")
-            if il.annotations.get("parallel") or il.annotations.get("bind") or \
-                    il.annotations.get("unroll"):
-                raise self._error("vectorize", f"loop {self._loop_name(il)} inside the vector "
-                                  "tile is parallel, bound or unrolled")
-            size *= il.extent
-        if size > MAX_VECTOR_ELEMENTS:
-            raise self._error("vectorize", f"the tile under loop {self._loop_name(l)} has {size} "
-                              f"elements (more than {MAX_VECTOR_ELEMENTS}): split it first")
+        problem = self.vector_tile_problem(block, l)
+        if problem:
+            raise self._error("vectorize", problem)
         self._annotate_loop(loop, "vectorize", "vectorize")
         self._record(VECTORIZE, [loop], {}, [])
+
+    def vector_tile_problem(self, block: Block, l: Loop) -> str | None:
+        """Why ``l`` and the loops inside it cannot be one vector tile (None if they can)."""
+        chain = block.order
+        if l.id not in chain:
+            return f"loop {self._loop_name(l)} is not a loop of block '{block.name}'"
+        size = 1
+        for lid in chain[chain.index(l.id):]:
+            il = self._state.loops[lid]
+            if len(il.parts) != 1:
+                return f"loop {self._loop_name(il)} inside the vector tile is fused"
+            d = il.parts[0][0]
+            if block.levels[d][-1] != lid:
+                return (f"loop {self._loop_name(il)} inside the vector tile is not the innermost "
+                        "level of its dimension; reorder so the vectorized loops are the "
+                        "innermost tile (before vectorize)")
+            if lid != l.id and any(il.annotations.get(k) for k in
+                                   ("parallel", "bind", "unroll", "vectorize")):
+                return (f"loop {self._loop_name(il)} inside the vector tile is parallel, bound, "
+                        "unrolled or vectorized")
+            size *= il.extent
+        if size > MAX_VECTOR_ELEMENTS:
+            return (f"the tile under loop {self._loop_name(l)} has {size} elements (more than "
+                    f"{MAX_VECTOR_ELEMENTS}): split it first")
+        return None
 
     def unroll(self, loop: LoopRV, factor: int | ExprRV | None = None) -> None:
         """Unroll ``loop`` completely, or by ``factor`` (an mlcir extension of TVM's unroll)."""
@@ -419,6 +442,16 @@ class Schedule:
             raise self._error("unroll", f"factor must be a positive int, got {value!r}")
         if l.annotations.get("vectorize") or l.annotations.get("parallel") or l.annotations.get("bind"):
             raise self._error("unroll", f"loop {self._loop_name(l)} is vectorized, parallel or bound")
+        copies = min(value or l.extent, l.extent)
+        block = self._loop_block(l)
+        for lid in self._state.enclosing(block):
+            other = self._state.loops[lid]
+            if lid != l.id and other.annotations.get("unroll"):
+                copies *= min(int(other.annotations["unroll"]), other.extent)
+        if copies > MAX_UNROLLED_COPIES:
+            raise self._error("unroll", f"unrolling loop {self._loop_name(l)} would make {copies} "
+                              f"copies of the loop body in block '{block.name}' (at most "
+                              f"{MAX_UNROLLED_COPIES}); unroll by a factor instead")
         self._annotate_loop(loop, "unroll", "unroll", value or l.extent)
         self._record(UNROLL, [loop], {} if factor is None else {"factor": factor}, [])
 
@@ -522,8 +555,19 @@ class Schedule:
             reads = [i for i, op in enumerate(target.operands) if op.producer == b.name]
             if not reads:
                 raise self._error(prim, f"block '{target.name}' does not read block '{b.name}'")
+            others = sorted({c.name for c, _ in self._consumers(b) if c is not target})
+            if others:
+                # TVM's rule too; MLIR would have to yield the tile out of the loop, which
+                # upstream supports only for scf.forall (and asserts on scf.for).
+                raise self._error(prim, f"block '{b.name}' is also read by "
+                                  f"{', '.join(repr(o) for o in others)}: every consumer must be "
+                                  "under the target loop")
             is_init = any(target.operands[i].is_init for i in reads)
             mapping = self._dim_correspondence(b, target, reads[0], prim)
+            if is_init and any(x.origin.get("kind") == "cache_write" and x.origin.get("source") == target.name
+                               for x in self._state.blocks.values()):
+                raise self._error(prim, f"'{b.name}' initialises '{target.name}', whose output "
+                                  "is cached (cache_write): it cannot also be computed inside")
             if is_init:
                 self._spatial_above(target, outer, prim, f"'{b.name}' initialises "
                                     f"'{target.name}'")
@@ -538,6 +582,11 @@ class Schedule:
                      and not op.is_init]
             if not reads:
                 raise self._error(prim, f"block '{b.name}' does not read block '{target.name}'")
+            others = sorted({c.name for c, _ in self._consumers(target) if c is not b})
+            if others:
+                raise self._error(prim, f"block '{target.name}' is also read by "
+                                  f"{', '.join(repr(o) for o in others)}: the nest is re-rooted at "
+                                  f"'{b.name}', so it must be the only consumer")
             self._spatial_above(target, outer, prim, f"'{b.name}' needs complete results of "
                                 f"'{target.name}'")
             mapping = self._dim_correspondence(target, b, reads[0], prim)
@@ -723,6 +772,8 @@ class Schedule:
             raise self._error(kind, f"input #{index} of '{b.name}' is already cached")
         name = f"{b.name}_{'read' if kind == 'cache_read' else 'write'}{index}_{scope}"
         rank = len(b.operands[operand].map_results)
+        if rank == 0:
+            raise self._error(kind, f"operand #{index} of '{b.name}' is a scalar, not a tensor")
         read = b.operands[operand].map_results
         extents = []
         for r in range(rank):

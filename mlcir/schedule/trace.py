@@ -101,6 +101,8 @@ def _py(value: Any, names: dict[int, str]) -> str:
         return names[id(value)]
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_py(v, names) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value)  # double quotes, as TVM prints them
     return repr(value)
 
 

@@ -1,0 +1,255 @@
+"""Schedule primitives: each one on a real kernel, the result compared with numpy; illegal uses
+rejected with a ScheduleError naming the primitive and the reason."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlcir
+from mlcir.schedule import ScheduleError
+from mlcir.testing import kernels
+
+
+def run(sch: mlcir.Schedule, text: str, reference, seed: int = 0) -> float:
+    """Build the scheduled kernel, run it on random inputs, return the max relative error."""
+    inputs = kernels.random_inputs(text, seed)
+    ex = mlcir.build(sch.mod)
+    out = ex.main(*inputs)
+    ref = reference(*inputs)
+    return float(np.abs(out - ref).max() / max(np.abs(ref).max(), 1e-6))
+
+
+@pytest.fixture(scope="module")
+def mm():
+    return kernels.matmul(64, 96, 48)
+
+
+@pytest.fixture(scope="module")
+def mbr():
+    return kernels.matmul_bias_relu(32, 64, 48)
+
+
+def test_course_example(mm):
+    text, ref = mm
+    sch = mlcir.Schedule(text, seed=3)
+    block_c = sch.get_block("C", func_name="main")
+    i, j, k = sch.get_loops(block_c)
+    j_factors = sch.sample_perfect_tile(j, n=2, max_innermost_factor=16)
+    j_0, j_1 = sch.split(j, factors=j_factors)
+    sch.reorder(i, j_0, k, j_1)
+    init = sch.decompose_reduction(block_c, k)
+    assert sch.get(init) == "C_init"
+    assert run(sch, text, ref) < 1e-5
+    printed = str(sch.trace)
+    assert 'b0 = sch.get_block(name="C", func_name="main")' in printed
+    assert "sch.sample_perfect_tile(loop=l2, n=2, max_innermost_factor=16, decision=[" in printed
+    assert "sch.reorder(l1, l6, l3, l7)" in printed
+
+
+def test_split_reorder_vectorize_parallel_unroll(mm):
+    text, ref = mm
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [3, None])
+    k0, k1 = sch.split(k, [None, 1])
+    sch.reorder(i0, j0, k0, k1, i1, j1)
+    sch.parallel(i0)
+    sch.vectorize(i1)
+    sch.unroll(k0, factor=4)
+    assert [sch.get(l).extent for l in (i0, i1, j0, j1, k0, k1)] == [8, 8, 3, 32, 48, 1]
+    assert run(sch, text, ref) < 1e-5
+    ir_text = str(sch.mod)
+    assert "scf.forall" in ir_text and "vector.contract" in ir_text
+
+
+def test_fuse_then_parallel(mbr):
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    e = sch.get_block("E")
+    i, j = sch.get_loops(e)
+    i0, i1 = sch.split(i, [4, None])
+    j0, j1 = sch.split(j, [4, None])
+    sch.reorder(i0, j0, i1, j1)
+    fused = sch.fuse(i0, j0)
+    assert sch.get(fused).extent == 16 and sch.get(fused).name == "i_0_j_0_fused"
+    sch.parallel(fused)
+    assert run(sch, text, ref) < 1e-5
+
+
+def test_fuse_serial_loops_are_coalesced(mbr):
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d = sch.get_block("D")
+    i, j = sch.get_loops(d)
+    sch.fuse(i, j)
+    assert run(sch, text, ref) < 1e-5
+    assert "affine.delinearize_index" in str(sch.mod)
+
+
+def test_compute_inline_and_reverse_compute_inline(mbr):
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    sch.compute_inline(sch.get_block("D"))  # bias add disappears into the relu block E
+    assert run(sch, text, ref) < 1e-5
+    sch = mlcir.Schedule(text)
+    sch.reverse_compute_inline(sch.get_block("E"))  # relu disappears into D
+    assert run(sch, text, ref) < 1e-5
+    mod = str(sch.mod)
+    assert 'loop.block = "D"' in mod and 'loop.block = "E"' not in mod
+    with pytest.raises(ScheduleError, match="block 'E' was inlined"):
+        sch.get_block("E")
+
+
+def test_reverse_compute_at_epilogue_vectorized(mbr):
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    c, d = sch.get_block("C"), sch.get_block("D")
+    sch.reverse_compute_inline(sch.get_block("E"))
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 32])
+    k0, k1 = sch.split(k, [None, 1])
+    sch.reorder(i0, j0, k0, k1, i1, j1)
+    sch.reverse_compute_at(d, j0)
+    sch.vectorize(i1)
+    sch.decompose_reduction(c, k0)
+    loops = sch.get_loops(d)
+    assert [sch.get(l).extent for l in loops] == [4, 2, 8, 32]  # i0, j0 shared, then D's tile
+    sch.vectorize(loops[2])
+    assert run(sch, text, ref) < 1e-5
+
+
+def test_compute_at_producer(mbr):
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    i, j = sch.get_loops(e)
+    j0, j1 = sch.split(j, [None, 16])
+    sch.compute_at(d, j0)
+    # D covers what one j0 iteration of E reads: 1 row (i is outside j0) by 16 columns.
+    assert [sch.get(l).extent for l in sch.get_loops(d)] == [32, 4, 1, 16]
+    assert run(sch, text, ref) < 1e-5
+
+
+def test_cache_read_and_cache_write(mm):
+    text, ref = mm
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    j0, j1 = sch.split(j, [None, 32])
+    sch.reorder(j0, i, k, j1)
+    b_cache = sch.cache_read(c, 1, "global")
+    sch.compute_at(b_cache, j0)
+    c_cache = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(c_cache, i)
+    assert run(sch, text, ref) < 1e-5
+    assert "bufferization.alloc_tensor" in str(sch.mod)
+
+
+def test_conv2d_tiled_and_vectorized():
+    text, ref = kernels.conv2d(1, 4, 10, 10, 8, 3, 3)
+    sch = mlcir.Schedule(text)
+    conv = sch.get_block("conv")
+    n, f, oh, ow, c, kh, kw = sch.get_loops(conv)
+    f0, f1 = sch.split(f, [None, 4])
+    sch.reorder(n, f0, oh, c, kh, kw, f1, ow)
+    sch.vectorize(f1)
+    assert run(sch, text, ref) < 1e-5
+
+
+def test_reduction_and_softmax():
+    text, ref = kernels.row_sum(16, 64)
+    sch = mlcir.Schedule(text)
+    s = sch.get_block("S")
+    i, j = sch.get_loops(s)
+    j0, j1 = sch.split(j, [None, 16])
+    sch.parallel(i)
+    sch.decompose_reduction(s, j0)
+    assert run(sch, text, ref) < 1e-5
+
+    text, ref = kernels.softmax(8, 64)
+    sch = mlcir.Schedule(text)
+    sch.compute_inline(sch.get_block("exp"))  # exp is recomputed in sum and norm
+    norm = sch.get_block("norm")
+    i, j = sch.get_loops(norm)
+    sch.split(j, [None, 16])
+    assert run(sch, text, ref) < 1e-5
+
+
+def test_annotate_and_unannotate_show_in_ir(mm):
+    text, ref = mm
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [2, None])
+    sch.annotate(i0, "my_tag", 7)
+    sch.annotate(i1, "drop_me", "x")
+    sch.unannotate(i1, "drop_me")
+    mod = str(sch.mod)
+    assert "loop.my_tag = 7" in mod and "drop_me" not in mod
+    assert run(sch, text, ref) < 1e-5
+
+
+@pytest.mark.parametrize("prim, message", [
+    (lambda s, l: s.split(l["i"], [5, 13]), r"split \(instruction \d+\): factors \[5, 13\] of loop i \(extent 64\) multiply to 65, not 64"),
+    (lambda s, l: s.split(l["i"], [None, 7]), r"7 does not divide 64"),
+    (lambda s, l: s.split(l["i"], [None, None]), r"at most one factor may be None"),
+    (lambda s, l: s.parallel(l["k"]), r"parallel \(instruction \d+\): loop k is a reduction loop"),
+    (lambda s, l: s.reorder(l["i"], l["i"]), r"reorder .*a loop is given twice"),
+    (lambda s, l: s.vectorize(l["i"]), r"vectorize .*has 294912 elements"),
+    (lambda s, l: s.bind(l["i"], "warp.x"), r"unknown thread axis 'warp.x'"),
+    (lambda s, l: s.decompose_reduction(s.get_block("C_init"), l["k"]), r"does not enclose block 'C_init'"),
+    (lambda s, l: s.compute_inline(s.get_block("C")), r"compute_inline .*block 'C' is a reduction"),
+    (lambda s, l: s.sample_perfect_tile(l["j"], n=2, decision=[5, 5]), r"decision \[5, 5\] is not a tiling of loop j \(extent 96\)"),
+    (lambda s, l: s.sample_categorical([1, 2], [0.5, 0.5], decision=2), r"decision 2 is not an index"),
+    (lambda s, l: s.get_block("nope"), r"no block named 'nope'; blocks: main:C, main:C_init"),
+])
+def test_illegal_primitives_are_named(mm, prim, message):
+    text, _ = mm
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    with pytest.raises(ScheduleError, match=message):
+        prim(sch, {"i": i, "j": j, "k": k})
+
+
+def test_split_levels_cannot_be_swapped_and_split_loops_are_gone(mm):
+    text, _ = mm
+    sch = mlcir.Schedule(text)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 8])
+    with pytest.raises(ScheduleError, match="split levels of one dimension must stay outer to inner"):
+        sch.reorder(i1, i0)
+    with pytest.raises(ScheduleError, match="no longer exists"):
+        sch.split(i, [2, None])
+
+
+def test_vectorize_needs_innermost_levels(mm):
+    text, _ = mm
+    sch = mlcir.Schedule(text)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 8])
+    sch.reorder(i0, i1, j, k)  # i1 is innermost level, but j and k inside it are whole dims
+    sch.vectorize(k)
+    with pytest.raises(ScheduleError, match="vectorize .*has 4608 elements"):
+        sch.vectorize(j)
+
+
+def test_compute_at_rules(mbr):
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    c, d, e = sch.get_block("C"), sch.get_block("D"), sch.get_block("E")
+    i, j, k = sch.get_loops(c)
+    with pytest.raises(ScheduleError, match="reduction; only elementwise"):
+        sch.compute_at(c, sch.get_loops(d)[0])
+    with pytest.raises(ScheduleError, match="loop k at or above the target loop is a reduction "
+                                            "loop, but 'D' needs complete results of 'C'"):
+        sch.reverse_compute_at(d, k)
+    with pytest.raises(ScheduleError, match="block 'E' does not read block 'C'"):
+        sch.reverse_compute_at(e, i)
+    sch.reverse_compute_at(d, j)
+    with pytest.raises(ScheduleError, match="encloses block 'D' .*apply split before compute_at"):
+        sch.split(i, [2, None])
