@@ -233,9 +233,23 @@ def test_vectorize_needs_innermost_levels(mm):
     i, j, k = sch.get_loops(sch.get_block("C"))
     i0, i1 = sch.split(i, [None, 8])
     sch.reorder(i0, i1, j, k)  # i1 is innermost level, but j and k inside it are whole dims
-    sch.vectorize(k)
     with pytest.raises(ScheduleError, match="vectorize .*has 4608 elements"):
         sch.vectorize(j)
+    sch.vectorize(k)
+    with pytest.raises(ScheduleError, match="loop k inside the vector tile is parallel, bound, "
+                                            "unrolled or vectorized"):
+        sch.vectorize(i1)
+
+
+def test_unroll_limits_the_copies_of_a_body(mm):
+    text, _ = mm
+    sch = mlcir.Schedule(text)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.unroll(k)  # 48 copies
+    with pytest.raises(ScheduleError, match=r"unroll .*would make 4608 copies of the loop body in "
+                                            r"block 'C' \(at most 512\); unroll by a factor"):
+        sch.unroll(j)
+    sch.unroll(j, factor=4)  # 192 copies
 
 
 def test_compute_at_rules(mbr):
