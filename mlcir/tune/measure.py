@@ -1,0 +1,63 @@
+"""Building and timing a scheduled kernel — the measurement helpers of the course chapter.
+
+``evaluate(sch)`` builds ``sch.mod`` and returns its median time on random inputs;
+``random_search(mod, schedule_fn, num_trials)`` runs a stochastic schedule function on fresh
+schedules, times each candidate, prints its time and trace, and returns the best schedule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from mlir import ir
+
+from mlcir.driver import build
+from mlcir.runtime import aligned_array
+from mlcir.schedule import Schedule, ScheduleError
+
+
+def random_inputs(executable: Any, function: str = "main", seed: int = 0) -> list[np.ndarray]:
+    """Random arrays for every argument of a compiled function (64-byte aligned)."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for arg in executable[function].signature.args:
+        shape = tuple(1 if d is None else d for d in arg.shape)
+        if np.issubdtype(arg.dtype, np.floating):
+            data = rng.standard_normal(shape).astype(arg.dtype)
+        else:
+            data = rng.integers(0, 8, shape).astype(arg.dtype)
+        arrays.append(aligned_array(data))
+    return arrays
+
+
+def evaluate(kernel: Schedule | ir.Module, *, target: str = "llvm", number: int = 5,
+             repeat: int = 5, function: str = "main", inputs: list[np.ndarray] | None = None
+             ) -> float:
+    """Median seconds per call of the (scheduled) kernel."""
+    mod = kernel.mod if isinstance(kernel, Schedule) else kernel
+    ex = build(mod, target=target)
+    args = inputs if inputs is not None else random_inputs(ex, function)
+    return ex.time_evaluator(function, number=number, repeat=repeat, warmup=1)(*args).median
+
+
+def random_search(mod: Any, schedule_fn: Callable[[Schedule], None], num_trials: int = 5, *,
+                  seed: int = 0, target: str = "llvm", verbose: bool = True) -> Schedule | None:
+    """The course's random search: ``num_trials`` fresh schedules of ``mod``, each shaped by the
+    stochastic ``schedule_fn`` with its own seed; returns the fastest (None if all failed)."""
+    best, best_time = None, float("inf")
+    for trial in range(num_trials):
+        sch = Schedule(mod, seed=seed + trial)
+        try:
+            schedule_fn(sch)
+            seconds = evaluate(sch, target=target)
+        except ScheduleError as error:
+            if verbose:
+                print(f"=====Attempt {trial}: rejected: {error}")
+            continue
+        if verbose:
+            print(f"=====Attempt {trial}, time-cost: {seconds * 1e3:.3f} ms====")
+            print(sch.trace)
+        if seconds < best_time:
+            best, best_time = sch, seconds
+    return best
