@@ -16,6 +16,7 @@ from .ir import make_context, parse
 from .driver import build
 from .runtime import Executable, register_func, time_evaluator
 from .schedule import Schedule, ScheduleError, Trace
+from . import tune  # noqa: E402  (mlcir.tune.tune_kernel, …; xgboost is imported lazily)
 
 __all__ = [
     "BuildError", "Executable", "LoweringError", "MlcirError", "ParseError", "PassError",

@@ -55,8 +55,11 @@ class Target:
 
     @property
     def key(self) -> str:
-        """What tuning records are matched on: the kind and the architecture."""
-        return "cuda -arch=" + self.arch if self.kind == "cuda" else "llvm"
+        """What tuning records are matched on: the kind, the CUDA architecture, the thread
+        count (schedules tuned for one thread count are not applied at another)."""
+        if self.kind == "cuda":
+            return f"cuda -arch={self.arch}"
+        return f"llvm -threads={self.threads}" if self.threads else "llvm"
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "threads": self.threads, "opt_level": self.opt_level,

@@ -19,6 +19,7 @@ declare_lazy({
     "mlcir-lower-vectors": "mlcir.passes.lower_vectors",
     "mlcir-cpu": "mlcir.passes.pipelines",
     "mlcir-cpu-bufferize": "mlcir.passes.pipelines",
+    "mlcir-kernels": "mlcir.passes.pipelines",
 })
 
 __all__ = [

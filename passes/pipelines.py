@@ -12,9 +12,14 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}")
 
 
+# Graph level → one loop-level kernel per distinct op (or fused group). Task extraction for
+# tuning and applying tuning records run exactly this, so both see the same kernels.
+KERNELS = ["graph-to-loop"]
+
+
 def cpu_frontend() -> list[str]:
-    """Graph level → loop-level kernels on tensors."""
-    return ["graph-to-loop", "graph-lower-library-calls", "mlcir-entry-points"]
+    """Graph level → loop-level kernels on tensors, library calls and entry points ready."""
+    return KERNELS + ["graph-lower-library-calls", "mlcir-entry-points"]
 
 
 def cpu_bufferize() -> list[str]:
@@ -67,6 +72,9 @@ register_pipeline(Pipeline(
     "mlcir-cpu", "Graph or loop level to the LLVM dialect for the host CPU (bufferization "
     "included; scf.forall on OpenMP threads)", _cpu,
     {"threads": "OpenMP threads for parallel loops (0: decided at run time)"}))
+register_pipeline(Pipeline(
+    "mlcir-kernels", "Graph level to loop-level kernels (the kernels tuning sees)",
+    lambda options: ", ".join(KERNELS)))
 register_pipeline(Pipeline(
     "mlcir-cpu-bufferize", "Graph or loop level to bufferized memrefs, before loops and LLVM",
     lambda options: ", ".join(cpu_frontend() + cpu_bufferize())))

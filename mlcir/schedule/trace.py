@@ -20,6 +20,16 @@ if TYPE_CHECKING:  # pragma: no cover
 SCHEMA_VERSION = 1
 
 
+class _Resample:
+    """Returned by a decision provider: draw this decision afresh (the mutation step)."""
+
+    def __repr__(self) -> str:
+        return "RESAMPLE"
+
+
+RESAMPLE = _Resample()
+
+
 class RV:
     """A random variable: a handle a schedule gives out (a block, a loop or a sampled value)."""
 
@@ -238,7 +248,8 @@ class Trace:
         """Replay on ``sch`` (normally a fresh schedule of the same kernel).
 
         ``decision_provider(index, inst)`` may return a replacement decision for a sampling
-        instruction (``None`` keeps the recorded one).
+        instruction (``None`` keeps the recorded one, :data:`RESAMPLE` draws a new one from
+        ``sch``'s random state).
         """
         mapping: dict[int, Any] = {}
 
@@ -255,7 +266,9 @@ class Trace:
             decision = inst.decision
             if inst.kind.is_sampling and decision_provider is not None:
                 new = decision_provider(index, inst)
-                if new is not None:
+                if new is RESAMPLE:
+                    decision = None
+                elif new is not None:
                     decision = new
             result = inst.kind.apply(sch, sub(inst.inputs), {k: sub(v) for k, v in inst.attrs.items()},
                                      decision)

@@ -1,0 +1,63 @@
+"""Applying tuning records: each kernel of a model gets its best recorded schedule.
+
+Used by ``mlcir.build(mod, records=...)``: the model is lowered to kernels as tuning saw them,
+each kernel is identified by its workload hash, and the fastest record measured on the same
+target replaces the kernel by its scheduled version. Kernels without a record keep the default
+lowering. No search happens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mlir import ir
+
+from mlcir.passes import run_pipeline
+from mlcir.schedule import Schedule, Trace
+from mlcir.target import Target
+
+from .database import Database, workload_hash
+from .tasks import extract_kernel, kernel_functions
+
+
+def as_database(records: Any) -> Database:
+    if isinstance(records, Database):
+        return records
+    if isinstance(records, (str, Path)):
+        path = Path(records)
+        if path.name == "records.json" and path.parent.name == "database":
+            path = path.parent.parent
+        if not (path / "database").is_dir():
+            raise FileNotFoundError(f"no tuning database in {path} (expected "
+                                    f"{path / 'database' / 'records.json'})")
+        return Database(path)
+    raise TypeError(f"records must be a Database or a work_dir path, got {type(records).__name__}")
+
+
+def apply_records(module: ir.Module, records: Any, target: Target | str) -> list[str]:
+    """Schedule every kernel of ``module`` (in place) with its best record; returns the names
+    of the kernels that got one."""
+    db = as_database(records)
+    key = Target.parse(target).key
+    applied = []
+    with module.context, ir.Location.unknown():
+        run_pipeline(module, "mlcir-kernels")
+        for fn in kernel_functions(module):
+            kernel = extract_kernel(fn)
+            best = db.best(workload_hash(kernel), key)
+            if not best:
+                continue
+            sch = Schedule(kernel)
+            Trace.from_json(best[0].trace).apply_to_schedule(sch)
+            scheduled = next(op for op in sch.mod.body.operations
+                             if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+            with ir.InsertionPoint(fn):
+                new = scheduled.operation.clone()
+            name = fn.sym_name.value
+            for attr in ("sym_name", "sym_visibility"):
+                if attr in fn.attributes:
+                    new.attributes[attr] = fn.attributes[attr]
+            fn.operation.erase()
+            applied.append(name)
+    return applied

@@ -1,0 +1,186 @@
+"""The tuning database: append-only JSON lines of workloads and measured records.
+
+``<work_dir>/database/workloads.json`` holds one line per workload (a kernel, identified by a
+structural hash), ``records.json`` one line per measured candidate: the workload, the target it
+was measured on, the decided trace, the measured seconds (or why the candidate failed) and its
+cost-model features. Every line carries the schema version. A record is written (and flushed)
+as soon as its measurement finishes, so a killed run loses nothing already measured, and a
+re-run with the same ``work_dir`` resumes from it. A corrupt or truncated line is reported
+with its file and line number and skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from mlir import ir
+
+SCHEMA_VERSION = 1
+
+
+def canonical_text(module: ir.Module) -> str:
+    """The kernel's text in generic form without locations: independent of the platform,
+    Python's hash seed and the SSA names the author wrote."""
+    return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=False,
+                                    assume_verified=True)
+
+
+def workload_hash(module: ir.Module) -> str:
+    return hashlib.sha256(canonical_text(module).encode()).hexdigest()[:24]
+
+
+@dataclass
+class Workload:
+    hash: str
+    name: str
+    text: str  # the kernel module (loop level, function "main"), as MLIR text
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": SCHEMA_VERSION, **asdict(self)}
+
+
+@dataclass
+class Record:
+    workload: str
+    target: str
+    trace: dict[str, Any]
+    run_secs: list[float] | None = None
+    error: str | None = None
+    features: list[float] | None = None
+    build_secs: float | None = None
+    timestamp: float = field(default_factory=time.time)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.run_secs)
+
+    @property
+    def mean_secs(self) -> float:
+        return sum(self.run_secs) / len(self.run_secs) if self.ok else float("inf")
+
+    @property
+    def trace_key(self) -> str:
+        return trace_key(self.trace)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": SCHEMA_VERSION, **asdict(self)}
+
+
+def trace_key(trace_json: dict[str, Any]) -> str:
+    """Identity of a decided trace (instructions and decisions), for skipping repeats."""
+    return hashlib.sha256(json.dumps(trace_json, sort_keys=True, separators=(",", ":"))
+                          .encode()).hexdigest()[:24]
+
+
+class DatabaseError(ValueError):
+    pass
+
+
+class Database:
+    """Workloads and records in ``work_dir`` (created if missing)."""
+
+    def __init__(self, work_dir: str | Path):
+        self.dir = Path(work_dir) / "database"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.workloads_path = self.dir / "workloads.json"
+        self.records_path = self.dir / "records.json"
+        self.problems: list[str] = []
+        self.workloads: dict[str, Workload] = {}
+        self._records: list[Record] = []
+        self._keys: set[tuple[str, str, str]] = set()
+        self._load()
+
+    # -- reading -----------------------------------------------------------------------------
+    def _lines(self, path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+        if not path.exists():
+            return
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                    if not isinstance(data, dict):
+                        raise ValueError("not a JSON object")
+                    if data.get("version") != SCHEMA_VERSION:
+                        raise ValueError(f"schema version {data.get('version')!r}, this mlcir "
+                                         f"reads {SCHEMA_VERSION}")
+                except ValueError as error:
+                    self._problem(f"{path}:{number}: skipped a corrupt or truncated line ({error})")
+                    continue
+                yield number, data
+
+    def _problem(self, message: str) -> None:
+        self.problems.append(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+    def _load(self) -> None:
+        for number, data in self._lines(self.workloads_path):
+            try:
+                w = Workload(data["hash"], data["name"], data["text"])
+            except KeyError as error:
+                self._problem(f"{self.workloads_path}:{number}: skipped a workload without {error}")
+                continue
+            self.workloads[w.hash] = w
+        for number, data in self._lines(self.records_path):
+            try:
+                rec = Record(data["workload"], data["target"], data["trace"], data.get("run_secs"),
+                             data.get("error"), data.get("features"), data.get("build_secs"),
+                             data.get("timestamp", 0.0))
+                if not isinstance(rec.trace, dict) or (rec.run_secs is None and rec.error is None):
+                    raise KeyError("'run_secs' or 'error'")
+            except KeyError as error:
+                self._problem(f"{self.records_path}:{number}: skipped a record without {error}")
+                continue
+            self._add(rec)
+
+    def _add(self, rec: Record) -> None:
+        self._records.append(rec)
+        self._keys.add((rec.workload, rec.target, rec.trace_key))
+
+    # -- writing -----------------------------------------------------------------------------
+    def _append(self, path: Path, data: dict[str, Any]) -> None:
+        line = json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def commit_workload(self, module: ir.Module, name: str = "") -> Workload:
+        """The workload of a kernel module (added once)."""
+        h = workload_hash(module)
+        if h not in self.workloads:
+            w = Workload(h, name or h, canonical_text(module))
+            self._append(self.workloads_path, w.to_json())
+            self.workloads[h] = w
+        return self.workloads[h]
+
+    def commit_record(self, rec: Record) -> None:
+        if rec.workload not in self.workloads:
+            raise DatabaseError(f"record for unknown workload {rec.workload}")
+        self._append(self.records_path, rec.to_json())
+        self._add(rec)
+
+    # -- queries -----------------------------------------------------------------------------
+    def records(self, workload: str | None = None, target: str | None = None) -> list[Record]:
+        return [r for r in self._records
+                if (workload is None or r.workload == workload)
+                and (target is None or r.target == target)]
+
+    def has(self, workload: str, target: str, trace_json: dict[str, Any]) -> bool:
+        return (workload, target, trace_key(trace_json)) in self._keys
+
+    def best(self, workload: str, target: str, k: int = 1) -> list[Record]:
+        """The ``k`` fastest successful records of a workload on ``target``."""
+        ok = [r for r in self.records(workload, target) if r.ok]
+        return sorted(ok, key=lambda r: r.mean_secs)[:k]
+
+    def __len__(self) -> int:
+        return len(self._records)

@@ -1,0 +1,171 @@
+"""Design spaces: a stochastic schedule function per kernel.
+
+A user's function ``space(sch)`` is one; :func:`default_space` builds one from the kernel's
+blocks (MetaSchedule's auto-scheduling rules, for a CPU with AVX-512):
+
+1. **Inline** elementwise blocks into elementwise consumers (``compute_inline``).
+2. **Multi-level tiling** of each block with a reduction ("SRSRS"): the two vector dimensions
+   (the last two spatial dims; a convolution's output channels and width) are split in three
+   levels ``[outer, middle, register]``, other spatial dims in two, reduction dims in two; the
+   loops are ordered ``S-outer R-outer S-middle R-inner S-register``; the register tile is
+   vectorized (the reduction steps one at a time around it, so the accumulators stay in
+   registers); the innermost reduction loop is unrolled by a sampled factor; the outer spatial
+   loops are fused and run in parallel when the target has several threads; the init is
+   computed per outer tile (``decompose_reduction``).
+3. **Epilogues**: an elementwise consumer of a tiled block is computed right after each outer
+   tile (``reverse_compute_at``) and vectorized.
+4. **Elementwise blocks** left: the innermost dimension is split by a sampled vector width and
+   vectorized, the outer loop parallel.
+
+Every sampled value is a decision in the trace, so the space is searched by mutating them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mlcir.schedule import Schedule, ScheduleError
+from mlcir.schedule.state import REDUCTION, SPATIAL, Block
+from mlcir.target import Target
+
+SpaceFn = Callable[[Schedule], None]
+
+UNROLL_FACTORS = [1, 2, 4, 8]
+VECTOR_WIDTHS = [4, 8, 16, 32, 64]
+REGISTER_ROWS_MAX = 8      # rows of the register tile (AVX-512: 32 zmm registers)
+VECTOR_COLUMNS_MAX = 64    # columns of the register tile (4 zmm of f32)
+CACHE_REDUCTION_MAX = 256  # the reduction tile around the register tile
+
+
+def _elementwise(block: Block) -> bool:
+    return all(k == SPATIAL for k in block.kinds) and block.op_name != "linalg.fill" \
+        and not block.origin
+
+
+def _blocks(sch: Schedule, func: str) -> list[Block]:
+    return [b for (f, _), b in sch.state.blocks.items() if f == func and not b.inlined]
+
+
+def _consumers(sch: Schedule, block: Block) -> list[Block]:
+    return [b for b in _blocks(sch, block.func)
+            if any(op.producer == block.name and not op.is_init for op in b.operands)]
+
+
+def _vector_dims(block: Block) -> list[int]:
+    spatial = [d for d, k in enumerate(block.kinds) if k == SPATIAL and (block.extents[d] or 0) > 1]
+    if block.op_name.startswith("linalg.conv") and len(block.kinds) >= 4:
+        # NCHW convolution: vectorize output channels x width (a 1-D convolution per tile).
+        return [d for d in (1, 3) if d in spatial]
+    return spatial[-2:]
+
+
+def _try(fn: Callable[[], object]) -> bool:
+    try:
+        fn()
+        return True
+    except ScheduleError:
+        return False
+
+
+def _inline(sch: Schedule, func: str) -> None:
+    for block in reversed(_blocks(sch, func)):
+        consumers = _consumers(sch, block)
+        if _elementwise(block) and consumers and all(_elementwise(c) for c in consumers):
+            _try(lambda: sch.compute_inline(sch.get_block(block.name, func)))
+
+
+def _tile_reduction(sch: Schedule, block: Block, threads: int) -> object | None:
+    """Multi-level tiling of a block with reduction dims; returns the loop epilogues attach to."""
+    rv = sch.get_block(block.name, block.func)
+    loops = sch.get_loops(rv)
+    vec = _vector_dims(block)
+    s_outer, s_mid, s_reg, r_outer, r_inner = [], [], [], [], []
+    for dim, (loop, kind) in enumerate(zip(loops, block.kinds)):
+        extent = block.extents[dim] or 1
+        if kind == REDUCTION:
+            factors = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=CACHE_REDUCTION_MAX)
+            outer, inner = sch.split(loop, factors)
+            r_outer.append(outer)
+            r_inner.append(inner)
+        elif dim in vec and extent > 1:
+            cap = VECTOR_COLUMNS_MAX if dim == vec[-1] else REGISTER_ROWS_MAX
+            factors = sch.sample_perfect_tile(loop, n=3, max_innermost_factor=cap)
+            a, b, c = sch.split(loop, factors)
+            s_outer.append(a)
+            s_mid.append(b)
+            s_reg.append(c)
+        else:
+            factors = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=16)
+            a, b = sch.split(loop, factors)
+            s_outer.append(a)
+            s_mid.append(b)
+    sch.reorder(*s_outer, *r_outer, *s_mid, *r_inner, *s_reg)
+    if s_reg:
+        sch.vectorize(s_reg[0])
+    if r_inner:
+        factor = sch.sample_categorical(UNROLL_FACTORS, [1.0] * len(UNROLL_FACTORS))
+        if sch.get(factor) > 1:
+            sch.unroll(r_inner[-1], factor=factor)
+    attach = s_outer[-1] if s_outer else None
+    if threads > 1 and len(s_outer) > 1:
+        attach = sch.fuse(*s_outer)
+        s_outer = [attach]
+    if threads > 1 and s_outer and sch.get(s_outer[0]).extent > 1:
+        sch.parallel(s_outer[0])
+    if r_outer:
+        _try(lambda: sch.decompose_reduction(rv, r_outer[0]))
+    return attach
+
+
+def _epilogues(sch: Schedule, block: Block, attach: object) -> None:
+    for consumer in _consumers(sch, block):
+        if not _elementwise(consumer):
+            continue
+        crv = sch.get_block(consumer.name, consumer.func)
+        if _try(lambda: sch.reverse_compute_at(crv, attach)):
+            loops = sch.get_loops(crv)
+            _try(lambda: sch.vectorize(loops[-1]))
+
+
+def _tile_elementwise(sch: Schedule, block: Block, threads: int) -> None:
+    rv = sch.get_block(block.name, block.func)
+    loops = sch.get_loops(rv)
+    if not loops:
+        return
+    extent = block.extents[-1] or 1
+    widths = [w for w in VECTOR_WIDTHS if extent % w == 0]
+    if widths:
+        width = sch.sample_categorical(widths, [1.0] * len(widths))
+        outer, inner = sch.split(loops[-1], [None, width])
+        loops = loops[:-1] + [outer, inner]
+        sch.vectorize(inner)
+    if threads > 1 and len(loops) > 1 and sch.get(loops[0]).extent > 1:
+        sch.parallel(loops[0])
+
+
+def default_space(target: Target | str = "llvm") -> SpaceFn:
+    """The default design space (see the module docstring) for ``target``."""
+    target = Target.parse(target)
+    threads = target.threads or 1
+
+    def space(sch: Schedule) -> None:
+        funcs = sorted({f for (f, _) in sch.state.blocks})
+        for func in funcs:
+            _inline(sch, func)
+            handled: set[str] = set()
+            for block in _blocks(sch, func):
+                if REDUCTION in block.kinds and block.op_name != "linalg.fill":
+                    attach = _tile_reduction(sch, block, threads)
+                    handled.add(block.name)
+                    if attach is not None:
+                        before = {b.name for b in _blocks(sch, func) if b.attach}
+                        _epilogues(sch, block, attach)
+                        handled |= {b.name for b in _blocks(sch, func) if b.attach} - before
+            for block in _blocks(sch, func):
+                if block.name in handled or block.attach is not None:
+                    continue
+                if _elementwise(block):
+                    _try(lambda: _tile_elementwise(sch, block, threads))
+
+    space.__name__ = f"default_space[{target}]"
+    return space

@@ -1,0 +1,124 @@
+"""Worker processes of the tuner: ``python -m mlcir.tune.worker build|run``.
+
+Each reads one JSON request per line on stdin and answers one JSON line on stdout, so the
+tuner can give it a time-out, kill it, and start another: a candidate that crashes the process
+(LLVM is an assertions build) or hangs costs one worker, not the search.
+
+- ``build``: replay a trace on its kernel, compute the cost-model features, lower with the
+  target's pipeline and link a shared library.
+- ``run``: load a shared library, run it once on the workload's inputs, compare the outputs with
+  the reference outputs, then time it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+
+def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
+    from mlcir.ir import make_context, parse
+    from mlcir.passes import run_pipeline
+    from mlcir.runtime.aot import compile_shared_object
+    from mlcir.schedule import Schedule, Trace
+    from mlcir.target import Target
+
+    from .features import extract
+
+    if "ctx" not in cache:
+        cache["ctx"] = make_context()
+    ctx = cache["ctx"]
+    kernel_path = request["kernel"]
+    with ctx:
+        if kernel_path not in cache:
+            with open(kernel_path) as f:
+                cache[kernel_path] = parse(f.read(), source_name=kernel_path)
+        kernel = cache[kernel_path]
+        start = time.perf_counter()
+        sch = Schedule(kernel)
+        Trace.from_json(request["trace"]).apply_to_schedule(sch)
+        features = extract(sch)
+        scheduled = sch.mod
+        target = Target.parse(request["target"])
+        run_pipeline(scheduled, f"mlcir-cpu{{threads={target.threads}}}")
+        compile_shared_object(scheduled, request["out"], opt_level=target.opt_level)
+    return {"ok": True, "so": request["out"], "features": features,
+            "build_secs": time.perf_counter() - start}
+
+
+def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    from mlcir.runtime.aot import SharedObject
+    from mlcir.runtime.evaluator import measure
+    from mlcir.runtime.executable import Function, Signature
+    from mlcir.runtime.library import CallbackErrors
+    from mlcir.runtime.memref import aligned_array
+
+    data_path = request["data"]
+    if data_path not in cache:
+        with np.load(data_path) as data:
+            cache[data_path] = {k: data[k] for k in data.files}
+    data = cache[data_path]
+    signature = Signature.from_json(request["signature"])
+    n_in = len(signature.args)
+    inputs = [aligned_array(data[f"input{i}"]) for i in range(n_in)]
+    expected = [data[f"output{i}"] for i in range(len(signature.results))]
+    threads = int(request.get("threads", 0))
+    if threads > 0:
+        from mlcir.runtime.threads import set_num_threads
+
+        set_num_threads(threads)
+    lib = SharedObject(request["so"])
+    fn = Function(signature, lib.packed(signature.name), CallbackErrors(), lib)
+    call, outputs = fn.prepare(*inputs)
+    start = time.perf_counter()
+    call()
+    first = time.perf_counter() - start
+    for i, (got, want) in enumerate(zip(outputs, expected)):
+        scale = max(float(np.abs(want).max()), 1e-6)
+        err = float(np.abs(got.astype(np.float64) - want).max()) / scale
+        if not math.isfinite(err) or err > request.get("rtol", 1e-3):
+            return {"ok": False, "error": f"wrong result: output {i} differs from the reference "
+                                          f"(max relative error {err:.3g})"}
+    min_ms = float(request.get("min_repeat_ms", 20.0))
+    number = max(1, min(1000, int(math.ceil(min_ms / 1e3 / max(first, 1e-7)))))
+    result = measure(call, number=number, repeat=int(request.get("repeat", 3)), warmup=1)
+    return {"ok": True, "run_secs": list(result.results)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    role = argv[0] if argv else ""
+    handler = {"build": _build, "run": _run}.get(role)
+    if handler is None:
+        print("usage: python -m mlcir.tune.worker build|run", file=sys.stderr)
+        return 2
+    cache: dict[str, Any] = {}
+    out = sys.stdout
+    sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            response = handler(request, cache)
+        except Exception as error:  # noqa: BLE001 - reported to the tuner, which records it
+            message = str(error).strip().splitlines()
+            response = {"ok": False, "error": f"{type(error).__name__}: "
+                                              f"{' | '.join(message[:6])}"[:2000],
+                        "traceback": traceback.format_exc()[-4000:]}
+        response["id"] = request.get("id")
+        out.write(json.dumps(response) + "\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())
