@@ -26,6 +26,8 @@ from mlir import ir
 
 from mlcir.target import Target
 
+from .database import trace_key
+
 
 @dataclass
 class MeasureResult:
@@ -39,8 +41,11 @@ class MeasureResult:
 class WorkerProcess:
     """One ``python -m mlcir.tune.worker <role>`` process."""
 
+    NOUNS = {"build": "builder", "run": "runner"}
+
     def __init__(self, role: str, env: dict[str, str] | None = None):
         self.role = role
+        self.noun = self.NOUNS[role]
         self.env = env
         self.proc: subprocess.Popen | None = None
         self.request: dict[str, Any] | None = None
@@ -87,14 +92,14 @@ class WorkerProcess:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = str(-code)
-            return {"ok": False, "error": f"{self.role}er crashed (signal {-code}, {name})"}
-        return {"ok": False, "error": f"{self.role}er exited with status {code}"}
+            return {"ok": False, "error": f"{self.noun} crashed (signal {-code}, {name})"}
+        return {"ok": False, "error": f"{self.noun} exited with status {code}"}
 
     def time_out(self) -> dict[str, Any]:
         seconds = time.monotonic() - self.started_at
         self.kill()
         self.request = None
-        return {"ok": False, "error": f"{self.role}er timed out after {seconds:.0f} s"}
+        return {"ok": False, "error": f"{self.noun} timed out after {seconds:.0f} s"}
 
     def kill(self) -> None:
         if self.proc is not None:
@@ -202,7 +207,8 @@ class LocalMeasurer:
                                   "out": str(out)}, self.build_timeout)
             if not self._runner.busy and built:
                 index, build = built.pop(0)
-                self._runner.send({"id": index, "so": build["so"], "data": str(prepared.data_path),
+                self._runner.send({"id": index, "key": trace_key(traces[index]), "so": build["so"],
+                                   "data": str(prepared.data_path),
                                    "signature": prepared.signature, "threads": self._threads(),
                                    "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms},
                                   self.run_timeout)

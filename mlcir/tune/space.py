@@ -3,7 +3,9 @@
 A user's function ``space(sch)`` is one; :func:`default_space` builds one from the kernel's
 blocks (MetaSchedule's auto-scheduling rules, for a CPU with AVX-512):
 
-1. **Inline** elementwise blocks into elementwise consumers (``compute_inline``).
+1. **Inline** elementwise blocks into their consumers when every consumer is elementwise or a
+   ``linalg.generic`` (a reduction such as softmax's sum), not a named contraction or
+   convolution (``compute_inline``).
 2. **Multi-level tiling** of each block with a reduction ("SRSRS"): the two vector dimensions
    (the last two spatial dims; a convolution's output channels and width) are split in three
    levels ``[outer, middle, register]``, other spatial dims in two, reduction dims in two; the
@@ -70,7 +72,8 @@ def _try(fn: Callable[[], object]) -> bool:
 def _inline(sch: Schedule, func: str) -> None:
     for block in reversed(_blocks(sch, func)):
         consumers = _consumers(sch, block)
-        if _elementwise(block) and consumers and all(_elementwise(c) for c in consumers):
+        if _elementwise(block) and consumers and all(
+                _elementwise(c) or c.op_name == "linalg.generic" for c in consumers):
             _try(lambda: sch.compute_inline(sch.get_block(block.name, func)))
 
 

@@ -21,6 +21,19 @@ import traceback
 from typing import Any
 
 
+def _inject_fault(role: str, key: str) -> None:
+    """Test hook: ``MLCIR_TUNE_FAULTS='{"<trace key>": "build-crash"|"run-hang"|…}'`` makes this
+    worker abort or hang on that candidate, to test that the tuner contains both."""
+    faults = os.environ.get("MLCIR_TUNE_FAULTS")
+    if not faults:
+        return
+    fault = json.loads(faults).get(key, "")
+    if fault == f"{role}-crash":
+        os.abort()
+    if fault == f"{role}-hang":
+        time.sleep(3600)
+
+
 def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     from mlcir.ir import make_context, parse
     from mlcir.passes import run_pipeline
@@ -30,6 +43,9 @@ def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
 
     from .features import extract
 
+    from .database import trace_key
+
+    _inject_fault("build", trace_key(request["trace"]))
     if "ctx" not in cache:
         cache["ctx"] = make_context()
     ctx = cache["ctx"]
@@ -60,6 +76,7 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     from mlcir.runtime.library import CallbackErrors
     from mlcir.runtime.memref import aligned_array
 
+    _inject_fault("run", request.get("key", ""))
     data_path = request["data"]
     if data_path not in cache:
         with np.load(data_path) as data:

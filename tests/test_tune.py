@@ -1,0 +1,251 @@
+"""The autotuner: database, workers (crashes and hangs contained), strategies, cost model,
+tasks, resume, and tuned builds that still compute the right numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+
+import mlcir
+from mlcir.passes.bind_params import bind_params
+from mlcir.schedule import Schedule
+from mlcir.target import Target
+from mlcir.testing import kernels, mlp
+from mlcir.tune import Database, Record, extract_tasks, tune_kernel, tune_module, workload_hash
+from mlcir.tune.cost_model import XGBModel, ranking_quality
+from mlcir.tune.database import trace_key
+from mlcir.tune.measure_workers import LocalMeasurer, MeasureResult
+
+
+@pytest.fixture(scope="module")
+def small_mm():
+    text, ref = kernels.matmul(32, 64, 16)
+    ctx = mlcir.make_context()
+    with ctx:
+        module = mlcir.parse(text)
+    return module, ref
+
+
+def split_space(sch: Schedule) -> None:
+    """A small space: the split of j (extent 64) into two factors, 7 possibilities."""
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    j0, j1 = sch.split(j, sch.sample_perfect_tile(j, n=2, max_innermost_factor=64))
+    sch.reorder(i, j0, k, j1)
+
+
+class AnalyticMeasurer:
+    """Measures nothing: the 'time' of a candidate is a known function of its j split (best at
+    j1 = 16), so a search's result is exact and reproducible."""
+
+    def __init__(self):
+        self.seen: list[list[int]] = []
+
+    def prepare(self, workload, kernel):
+        return None
+
+    def measure(self, prepared, traces, on_result=None):
+        out = []
+        for t in traces:
+            decision = next(d for i, d in t["decisions"])
+            self.seen.append(decision)
+            secs = 1e-3 * (1 + abs(math.log2(decision[1]) - 4))
+            sch = Schedule(self.kernel)
+            from mlcir.schedule import Trace
+            from mlcir.tune.features import extract
+
+            Trace.from_json(t).apply_to_schedule(sch)
+            result = MeasureResult(t, [secs], None, extract(sch), 0.0)
+            out.append(result)
+            if on_result:
+                on_result(result)
+        return out
+
+    def close(self):
+        pass
+
+
+def test_database_round_trip_and_corrupt_lines(tmp_path, small_mm):
+    module, _ = small_mm
+    db = Database(tmp_path)
+    w = db.commit_workload(module, "mm")
+    assert w.hash == workload_hash(module) and len(w.hash) == 24
+    sch = Schedule(module, seed=1)
+    split_space(sch)
+    trace = sch.trace.as_json()
+    db.commit_record(Record(w.hash, "llvm", trace, [1e-3, 2e-3]))
+    db.commit_record(Record(w.hash, "llvm", trace, None, "build: boom"))
+    db.commit_record(Record(w.hash, "llvm -threads=2", trace, [5e-4]))
+    with open(db.records_path, "a") as f:
+        f.write('{"version": 1, "workload": "x", "trace": {}\n')  # truncated
+        f.write("not json at all\n")
+        f.write(json.dumps({"version": 99, "workload": w.hash}) + "\n")
+    with pytest.warns(RuntimeWarning) as caught:
+        again = Database(tmp_path)
+    messages = [str(c.message) for c in caught]
+    assert any(m.startswith(f"{again.records_path}:4: skipped a corrupt") for m in messages)
+    assert any(f"{again.records_path}:5:" in m for m in messages)
+    assert any(f"{again.records_path}:6:" in m and "schema version 99" in m for m in messages)
+    assert len(again) == 3
+    best = again.best(w.hash, "llvm")
+    assert len(best) == 1 and best[0].mean_secs == pytest.approx(1.5e-3)
+    assert again.best(w.hash, "llvm -threads=2")[0].mean_secs == pytest.approx(5e-4)
+    assert again.has(w.hash, "llvm", trace) and not again.has(w.hash, "cuda", trace)
+
+
+def test_workload_hash_ignores_names_and_locations():
+    a, _ = kernels.matmul(16, 16, 16)
+    b = a.replace("%A", "%lhs").replace("%B", "%rhs").replace("%e ", "%empty ")
+    ctx = mlcir.make_context()
+    with ctx:
+        ha = workload_hash(mlcir.parse(a, source_name="one.mlir"))
+        hb = workload_hash(mlcir.parse("\n\n" + b, source_name="two.mlir"))
+        hc = workload_hash(mlcir.parse(kernels.matmul(16, 16, 32)[0]))
+    assert ha == hb != hc
+
+
+@pytest.mark.parametrize("strategy", ["random", "evolutionary"])
+def test_strategies_find_the_known_best_split(tmp_path, small_mm, strategy):
+    module, _ = small_mm
+    measurer = AnalyticMeasurer()
+    measurer.kernel = module
+    best = tune_kernel(module, work_dir=tmp_path / strategy, max_trials=7, space=split_space,
+                       strategy=strategy, num_trials_per_iter=4, seed=3, verbose=0,
+                       measurer=measurer)
+    assert best.trace.insts[2].decision == [4, 16]
+    assert best.latency == pytest.approx(1e-3)
+    # the same seed gives the same sequence of candidates
+    again = AnalyticMeasurer()
+    again.kernel = module
+    tune_kernel(module, work_dir=tmp_path / f"{strategy}-again", max_trials=7, space=split_space,
+                strategy=strategy, num_trials_per_iter=4, seed=3, verbose=0, measurer=again)
+    assert again.seen == measurer.seen
+
+
+def test_resume_skips_measured_traces(tmp_path, small_mm):
+    module, _ = small_mm
+    first = AnalyticMeasurer()
+    first.kernel = module
+    tune_kernel(module, work_dir=tmp_path, max_trials=3, space=split_space, strategy="random",
+                seed=0, verbose=0, measurer=first)
+    second = AnalyticMeasurer()
+    second.kernel = module
+    tune_kernel(module, work_dir=tmp_path, max_trials=6, space=split_space, strategy="random",
+                seed=0, verbose=0, measurer=second)
+    assert len(first.seen) == 3 and len(second.seen) == 3
+    assert not {tuple(d) for d in first.seen} & {tuple(d) for d in second.seen}
+    assert len(Database(tmp_path).records()) == 6
+
+
+def test_real_tuning_measures_and_the_result_is_correct(tmp_path, small_mm):
+    module, ref = small_mm
+    best = tune_kernel(module, target="llvm -threads=1", work_dir=tmp_path, max_trials=6,
+                       strategy="evolutionary", num_trials_per_iter=3, seed=0, verbose=0)
+    records = Database(tmp_path).records()
+    assert len(records) == 6 and all(r.ok for r in records), [r.error for r in records]
+    assert all(r.features and len(r.features) > 100 for r in records)
+    ex = mlcir.build(best.mod)
+    a, b = kernels.random_inputs(kernels.matmul(32, 64, 16)[0])
+    np.testing.assert_allclose(ex.main(a, b), ref(a, b), rtol=1e-4, atol=1e-4)
+
+
+def _candidates(module, n, seed=0):
+    from mlcir.tune.space import default_space
+
+    out = []
+    rng = random.Random(seed)
+    while len(out) < n:
+        sch = Schedule(module, seed=rng.randrange(1 << 20))
+        default_space("llvm")(sch)
+        if all(trace_key(sch.trace.as_json()) != trace_key(t) for t in out):
+            out.append(sch.trace.as_json())
+    return out
+
+
+def test_crashing_hanging_and_wrong_candidates_are_contained(tmp_path, small_mm, monkeypatch):
+    module, _ = small_mm
+    traces = _candidates(module, 5)
+    keys = [trace_key(t) for t in traces]
+    monkeypatch.setenv("MLCIR_TUNE_FAULTS", json.dumps({
+        keys[0]: "build-crash", keys[1]: "run-crash", keys[2]: "run-hang", keys[3]: "build-hang"}))
+    measurer = LocalMeasurer(tmp_path, Target.parse("llvm -threads=1"), build_timeout=20,
+                             run_timeout=5)
+    try:
+        prepared = measurer.prepare(workload_hash(module), module)
+        results = measurer.measure(prepared, traces)
+    finally:
+        measurer.close()
+    errors = {trace_key(r.trace): r.error for r in results}
+    assert errors[keys[0]].startswith("build: builder crashed (signal 6, SIGABRT)")
+    assert errors[keys[1]].startswith("run: runner crashed (signal 6, SIGABRT)")
+    assert errors[keys[2]].startswith("run: runner timed out after 5 s")
+    assert errors[keys[3]].startswith("build: builder timed out after 20 s")
+    assert errors[keys[4]] is None  # the search goes on after each failure
+
+    # A candidate whose result differs from the reference run is recorded as failed.
+    data = dict(np.load(prepared.data_path))
+    data["output0"] = data["output0"] + 1.0
+    np.savez(prepared.data_path, **data)
+    measurer = LocalMeasurer(tmp_path, Target.parse("llvm -threads=1"))
+    monkeypatch.delenv("MLCIR_TUNE_FAULTS")
+    try:
+        (result,) = measurer.measure(prepared, traces[4:])
+    finally:
+        measurer.close()
+    assert result.error.startswith("run: wrong result: output 0 differs from the reference")
+
+
+def test_task_extraction_deduplicates_identical_kernels():
+    text = """
+    func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %0 = "graph.relu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      %1 = "graph.add"(%0, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      %2 = "graph.relu"(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      %3 = "graph.relu"(%2) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      return %3 : tensor<4x8xf32>
+    }"""
+    ctx = mlcir.make_context()
+    with ctx:
+        tasks = extract_tasks(mlcir.parse(text))
+    by_name = {t.name: t for t in tasks}
+    assert sorted(by_name) == ["add", "relu"]
+    assert by_name["relu"].weight == 3 and by_name["add"].weight == 1
+    assert by_name["add"].flops == 32
+
+
+def test_tuned_mlp_matches_numpy(tmp_path):
+    params = mlp.random_params(0)
+    module = mlp.build_module("compiled")
+    with module.context:
+        bind_params(module, params)
+    db = tune_module(module, target="llvm -threads=1", work_dir=tmp_path, max_trials_global=8,
+                     num_trials_per_iter=2, strategy="random", verbose=0)
+    assert len(db.records()) == 8
+    ex = mlcir.build(module, target="llvm -threads=1", records=db)
+    x = np.random.default_rng(1).standard_normal((1, 784)).astype(np.float32)
+    ref = mlp.reference(x, params)
+    np.testing.assert_allclose(ex.main(x), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    # records from another target are not applied
+    from mlcir.tune.apply import apply_records
+
+    with module.context:
+        other = mlcir.ir.clone_module(module)
+        assert apply_records(other, db, "llvm -threads=2") == []
+        other = mlcir.ir.clone_module(module)
+        assert apply_records(other, db, "llvm -threads=1")
+
+
+def test_cost_model_ranks_better_than_chance():
+    # A synthetic but realistic signal: time grows with the distance of two features from
+    # their best values; the model sees 60 samples and ranks 40 held-out ones.
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 8, size=(100, 12))
+    secs = 1e-3 * (1 + (x[:, 0] - 5) ** 2 + 0.5 * (x[:, 3] - 2) ** 2) * rng.uniform(0.95, 1.05, 100)
+    model = XGBModel(seed=0)
+    model.update("w", x[:60].tolist(), secs[:60].tolist())
+    quality = ranking_quality(model.predict(x[60:].tolist()), secs[60:], k=5)
+    assert quality["spearman"] > 0.7 and quality["top_k_recall"] >= 0.4
