@@ -384,8 +384,18 @@ class Emitter:
                 tvector.ApplyTransferPermutationPatternsOp()
                 transform.ApplyCanonicalizationPatternsOp()
             transform.ApplyCommonSubexpressionEliminationOp(em.func)
-            for _, loop_handle in reversed(em.for_loops):
-                tloop.HoistLoopInvariantSubsetsOp(loop_handle)
+            # The accumulator tile is invariant in the reduction loops right around the vector
+            # tile: hoist it out of those (innermost first) and stop at the first spatial loop.
+            # Hoisting out of outer spatial loops moves whole tiles and was measured 40% slower.
+            for name in em.vectorized:
+                for lid, loop_handle in reversed(em.for_loops):
+                    loop = self.state.loops.get(lid)
+                    if loop is None or loop.block != name:
+                        continue
+                    block = next(b for b in self.state.blocks.values() if b.name == name)
+                    if self.sch._loop_kind(block, loop) != "reduction":
+                        break
+                    tloop.HoistLoopInvariantSubsetsOp(loop_handle)
         # Innermost first: unrolling a loop consumes it and the handles of loops inside it.
         for lid, loop_handle in reversed(em.for_loops):
             if lid not in self.state.loops:
