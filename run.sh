@@ -23,7 +23,7 @@ case "$what" in
         status=0
         "$PY" -m pytest tests -q -p no:cacheprovider "$@" || status=$?
         # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
-        "$VENV/bin/lit" lit_tests -q -s || status=$?
+        "$VENV/bin/lit" lit_tests -s || status=$?
         if [ "$status" -ne 0 ]; then
             echo "run.sh: the test suite failed (exit $status)" >&2
         fi
