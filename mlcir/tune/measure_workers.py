@@ -2,7 +2,8 @@
 
 ``LocalMeasurer.measure(traces)`` sends each candidate to a builder process (replay, lower,
 link a shared library) and, as soon as one is built, to the runner process (check against the
-reference outputs, time). Each worker answers within a time-out or is killed and replaced; the
+reference outputs, time). When the runner's threads need every core (2 threads on 2 cores),
+builds pause while it runs, so timings are of the whole machine. Each worker answers within a time-out or is killed and replaced; the
 candidate is then recorded as failed with the reason ("builder crashed (signal 6)", "runner
 timed out after 20 s", "wrong result: …") and the search goes on.
 """
@@ -196,8 +197,13 @@ class LocalMeasurer:
             if on_result is not None:
                 on_result(result)
 
+        # A runner that needs every core must not share them with a builder: its timings would
+        # be those of a half machine. Then building pauses while the runner runs.
+        exclusive = self._threads() + len(self._builders) > (os.cpu_count() or 1)
         while pending or built or any(b.busy for b in self._builders) or self._runner.busy:
             for builder in self._builders:
+                if exclusive and self._runner.busy:
+                    break
                 if not builder.busy and pending:
                     index = pending.pop(0)
                     self._counter += 1
@@ -205,7 +211,8 @@ class LocalMeasurer:
                     builder.send({"id": index, "kernel": str(prepared.kernel_path),
                                   "trace": traces[index], "target": str(self.target),
                                   "out": str(out)}, self.build_timeout)
-            if not self._runner.busy and built:
+            if not self._runner.busy and built and not (
+                    exclusive and any(b.busy for b in self._builders)):
                 index, build = built.pop(0)
                 self._runner.send({"id": index, "key": trace_key(traces[index]), "so": build["so"],
                                    "data": str(prepared.data_path),

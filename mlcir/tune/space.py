@@ -102,7 +102,14 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int) -> object | None:
             a, b = sch.split(loop, factors)
             s_outer.append(a)
             s_mid.append(b)
-    sch.reorder(*s_outer, *r_outer, *s_mid, *r_inner, *s_reg)
+    reduction_first = False
+    if threads == 1 and r_outer and s_outer:
+        order = sch.sample_categorical([0, 1], [0.5, 0.5])
+        reduction_first = sch.get(order) == 1
+    if reduction_first:
+        sch.reorder(*r_outer, *s_outer, *s_mid, *r_inner, *s_reg)
+    else:
+        sch.reorder(*s_outer, *r_outer, *s_mid, *r_inner, *s_reg)
     if s_reg:
         sch.vectorize(s_reg[0])
     if r_inner:
@@ -115,9 +122,9 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int) -> object | None:
         s_outer = [attach]
     if threads > 1 and s_outer and sch.get(s_outer[0]).extent > 1:
         sch.parallel(s_outer[0])
-    if r_outer:
+    if r_outer and not reduction_first:
         _try(lambda: sch.decompose_reduction(rv, r_outer[0]))
-    return attach
+    return None if reduction_first else attach
 
 
 def _epilogues(sch: Schedule, block: Block, attach: object) -> None:
