@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Iterator
+from typing import Callable, Iterator
 
 from mlir import ir
 from mlir.dialects import irdl
@@ -156,6 +156,20 @@ def captured_diagnostics(ctx: ir.Context) -> Iterator[list[tuple[str, str, str]]
         yield collected
     finally:
         handle.detach()
+
+
+def find_first(root: ir.Operation, predicate: Callable[[ir.Operation], bool]) -> ir.Operation | None:
+    """The first op under ``root`` (pre-order) for which ``predicate`` holds, or None."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if predicate(op):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[0] if found else None
 
 
 def clone_module(module: ir.Module) -> ir.Module:

@@ -14,22 +14,10 @@ from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import vector as tvector
 
+from mlcir.ir import find_first
 from mlcir.transform import apply, match_ops, new_script
 
 from .registry import ModulePass, register_pass
-
-
-def _has_vectors(module: ir.Operation) -> bool:
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("vector."):
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return bool(found)
 
 
 def build_lowering(root: ir.Value) -> None:
@@ -60,5 +48,5 @@ class LowerVectors(ModulePass):
     summary = "Lower vector contractions, transfers and shape ops (after bufferization)"
 
     def run(self, module: ir.Operation) -> None:
-        if _has_vectors(module):
+        if find_first(module, lambda op: op.name.startswith("vector.")):
             apply(module, new_script(build_lowering))

@@ -14,24 +14,12 @@ from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import loop as tloop
 
+from mlcir.ir import find_first
 from mlcir.transform import apply, match_attr, new_script
 
 from .registry import ModulePass, register_pass
 
 SERIAL_ATTR = "loop.serial"
-
-
-def _has_serial_forall(module: ir.Operation) -> bool:
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "scf.forall" and SERIAL_ATTR in op.attributes:
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return bool(found)
 
 
 @register_pass
@@ -41,7 +29,7 @@ class SerialForalls(ModulePass):
     summary = "Turn scf.forall loops marked loop.serial into scf.for (after bufferization)"
 
     def run(self, module: ir.Operation) -> None:
-        if not _has_serial_forall(module):
+        if not find_first(module, lambda op: op.name == "scf.forall" and SERIAL_ATTR in op.attributes):
             return
 
         def build(root: ir.Value) -> None:

@@ -89,44 +89,37 @@ def test_non_contiguous_inputs_are_copied(rng):
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
-def test_library_function_errors_surface_as_python_errors(ctx):
+def _library_module(name: str):
+    """``main(x: tensor<4xf32>) -> tensor<4xf32>`` calling the library function ``name``."""
     from mlir import ir
     from mlir.dialects import func
 
     from mlcir.dialects import graph
 
-    def fails(x, out):
-        raise ValueError("deliberate failure")
-
-    mlcir.register_func("test.fails", fails, override=True)
     with ir.Location.unknown():
         t = ir.RankedTensorType.get([4], ir.F32Type.get())
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
             fn = func.FuncOp("main", ir.FunctionType.get([t], [t]))
             with ir.InsertionPoint(fn.add_entry_block()):
-                func.ReturnOp(graph.call_library(module, "test.fails", [fn.arguments[0]], [t]))
-    ex = mlcir.build(module)
+                func.ReturnOp(graph.call_library(module, name, [fn.arguments[0]], [t]))
+    return module
+
+
+def test_library_function_errors_surface_as_python_errors(ctx):
+    def fails(x, out):
+        raise ValueError("deliberate failure")
+
+    mlcir.register_func("test.fails", fails, override=True)
+    ex = mlcir.build(_library_module("test.fails"))
     with pytest.raises(RuntimeError, match="library function 'test.fails' raised ValueError: "
                                            "deliberate failure"):
         ex.main(np.zeros(4, np.float32))
 
 
 def test_unregistered_library_function_is_a_build_error(ctx):
-    from mlir import ir
-    from mlir.dialects import func
-
-    from mlcir.dialects import graph
-
-    with ir.Location.unknown():
-        t = ir.RankedTensorType.get([4], ir.F32Type.get())
-        module = ir.Module.create()
-        with ir.InsertionPoint(module.body):
-            fn = func.FuncOp("main", ir.FunctionType.get([t], [t]))
-            with ir.InsertionPoint(fn.add_entry_block()):
-                func.ReturnOp(graph.call_library(module, "nobody.registered.this", [fn.arguments[0]], [t]))
     with pytest.raises(mlcir.BuildError, match="'nobody.registered.this' is called but not registered"):
-        mlcir.build(module)
+        mlcir.build(_library_module("nobody.registered.this"))
 
 
 def test_time_evaluator_reports_repeats(rng):

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from mlir import ir
 
-from mlcir.ir import clone_module, make_context, parse
+from mlcir.ir import clone_module, find_first, make_context, parse
 
 from . import sampling
 from .errors import ScheduleError
@@ -890,16 +890,7 @@ _REMOVED = _Removed()
 
 def _lower_graph_ops(module: ir.Module) -> None:
     """Schedules act on loop-level kernels: lower graph ops first if there are any."""
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    if found:
+    if find_first(module.operation, lambda op: op.name.startswith("graph.")):
         from mlcir.passes import run_pipeline
 
         run_pipeline(module, "graph-to-loop")

@@ -151,7 +151,7 @@ class LocalMeasurer:
     def prepare(self, workload_hash: str, kernel: ir.Module, seed: int = 0) -> Prepared:
         """Write the kernel and its reference data (random inputs and the untuned kernel's
         outputs, computed in this process) under ``work_dir/workloads/<hash>/``."""
-        from mlcir.driver import build
+        from mlcir.runtime.compile import compile_module as build
         from mlcir.tune.measure import random_inputs
 
         folder = self.work_dir / "workloads" / workload_hash

@@ -19,7 +19,7 @@ from typing import Any
 
 from mlir import ir
 
-from mlcir.ir import make_context, parse
+from mlcir.runtime.compile import as_module
 from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
 
@@ -46,16 +46,6 @@ class TuneResult:
     @property
     def mod(self) -> ir.Module:
         return self.schedule.mod
-
-
-def _module(mod: Any) -> ir.Module:
-    if isinstance(mod, ir.Module):
-        return mod
-    if isinstance(mod, str):
-        ctx = make_context()
-        with ctx:
-            return parse(mod, source_name="<tune>")
-    raise TypeError(f"expected an ir.Module or MLIR text, got {type(mod).__name__}")
 
 
 @dataclass
@@ -235,7 +225,7 @@ def tune_kernel(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     is ``"evolutionary"`` or ``"random"``; ``cost_model`` is ``"xgb"``, ``"random"`` or an object.
     """
     target = Target.parse(target)
-    kernel = _module(mod)
+    kernel = as_module(mod)
     task = Task(name, "", kernel, 1, flops(kernel), ["main"])
     _, tuners = _run([task], target, Path(work_dir), max_trials, max_trials, space, strategy,
                      num_trials_per_iter, seed, cost_model, verbose, measurer, "round-robin",
@@ -253,7 +243,7 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
 
     ``space`` (default: the default rules) is used for every task."""
     target = Target.parse(target)
-    tasks = extract_tasks(_module(mod))
+    tasks = extract_tasks(as_module(mod))
     per_task = max_trials_per_task or max_trials_global
     db, _ = _run(tasks, target, Path(work_dir), per_task, max_trials_global, space, strategy,
                  num_trials_per_iter, seed, cost_model, verbose, measurer, task_scheduler, builders)

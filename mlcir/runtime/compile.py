@@ -1,0 +1,165 @@
+"""Compiling a module for a target: signatures, the codegen pipeline, the JIT.
+
+``compile_module`` is the part of ``mlcir.build`` below the driver: it takes a module that is
+already at graph or loop level (no records to apply), records the public functions' numpy-level
+signatures, runs the target's pipeline on a copy and JITs it. The tuner builds reference
+kernels with it; the driver adds tuning records on top.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlir import ir
+from mlir.dialects import func
+
+from mlcir.dialects.graph import LIBRARY_ATTR, NAME_ATTR
+from mlcir.errors import BuildError
+from mlcir.ir import clone_module, make_context, parse, verify_module
+from mlcir.passes import run_pipeline
+from mlcir.target import Target
+
+from .executable import Executable, Signature, TensorArg
+from .jit import create_engine, memref_specs
+from .library import CallbackErrors
+from .memref import numpy_dtype
+
+
+def _names(fn: func.FuncOp, key: str, count: int, prefix: str) -> list[str]:
+    names = [f"{prefix}{i}" for i in range(count)]
+    if key in fn.attributes:
+        for i, attrs in enumerate(ir.ArrayAttr(fn.attributes[key])):
+            d = ir.DictAttr(attrs)
+            if NAME_ATTR in d:
+                names[i] = ir.StringAttr(d[NAME_ATTR]).value
+    return names
+
+
+# Ops that only read the memref operand they are given (anything else counts as a write).
+_READS = {"memref.load", "vector.load", "vector.transfer_read", "memref.dim",
+          "vector.maskedload", "memref.extract_strided_metadata", "bufferization.to_tensor"}
+# Ops whose result aliases their memref operand: follow the result's uses.
+_VIEWS = {"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
+          "memref.expand_shape", "memref.transpose", "memref.view"}
+
+
+def _is_written(value: ir.Value, depth: int = 0) -> bool:
+    """Whether some use of the memref ``value`` may write it (conservative)."""
+    for use in value.uses:
+        owner = use.owner
+        name = owner.name
+        if name in _READS:
+            continue
+        if name in _VIEWS:
+            if depth > 8 or _is_written(owner.results[0], depth + 1):
+                return True
+            continue
+        if name == "memref.copy":
+            if use.operand_number == 1:
+                return True
+            continue
+        if name.startswith("linalg."):
+            num_inputs = len(owner.opview.inputs) if hasattr(owner.opview, "inputs") else 0
+            if use.operand_number >= num_inputs:
+                return True
+            continue
+        return True  # stores, calls and anything unknown may write
+    return False
+
+
+def _tensor_arg(name: str, t: ir.Type, kind: str, fn_name: str) -> TensorArg:
+    if not isinstance(t, ir.ShapedType) or not t.has_rank:
+        raise BuildError(f"function '{fn_name}': {name} has type {t}; compiled functions take "
+                         "ranked tensors or memrefs")
+    try:
+        dtype = numpy_dtype(t.element_type)
+    except TypeError as e:
+        raise BuildError(f"function '{fn_name}': {name}: {e}") from None
+    shape = tuple(None if t.is_dynamic_dim(i) else t.shape[i] for i in range(t.rank))
+    return TensorArg(name, shape, dtype, kind)
+
+
+def public_functions(module: ir.Module) -> list[func.FuncOp]:
+    out = []
+    for op in module.body.operations:
+        if isinstance(op, func.FuncOp) and op.regions[0].blocks:
+            vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+            if vis is None or ir.StringAttr(vis).value == "public":
+                out.append(op)
+    return out
+
+
+def signatures(module: ir.Module) -> dict[str, Signature]:
+    """The numpy-level signature of each public function, read before lowering."""
+    sigs = {}
+    for fn in public_functions(module):
+        name = fn.sym_name.value
+        fn_type = ir.FunctionType(fn.attributes["function_type"].value)
+        arg_names = _names(fn, "arg_attrs", len(fn_type.inputs), "arg")
+        res_names = _names(fn, "res_attrs", len(fn_type.results), "output")
+        args = tuple(
+            _tensor_arg(n, t, "inout" if isinstance(t, ir.MemRefType) and _is_written(v)
+                        else "input", name)
+            for n, t, v in zip(arg_names, fn_type.inputs, fn.arguments))
+        results = tuple(_tensor_arg(n, t, "output", name)
+                        for n, t in zip(res_names, fn_type.results))
+        sigs[name] = Signature(name, args, results)
+    return sigs
+
+
+def library_specs(module: ir.Module) -> dict[str, tuple[str, list]]:
+    """``symbol -> (library name, [(rank, dtype)])`` of each library declaration's arguments
+    (inputs, then one destination per result), read before lowering."""
+    specs = {}
+    for op in module.body.operations:
+        if isinstance(op, func.FuncOp) and LIBRARY_ATTR in op.attributes:
+            fn_type = ir.FunctionType(op.attributes["function_type"].value)
+            types = list(fn_type.inputs)
+            if fn_type.results and len(types) < len(fn_type.results):
+                types += list(fn_type.results)
+            specs[op.sym_name.value] = (ir.StringAttr(op.attributes[LIBRARY_ATTR]).value,
+                                        memref_specs(types))
+    return specs
+
+
+def as_module(mod: Any) -> ir.Module:
+    """An ``ir.Module`` from a module or MLIR text (parsed in a new mlcir context)."""
+    if isinstance(mod, ir.Module):
+        return mod
+    if isinstance(mod, str):
+        ctx = make_context()
+        with ctx:
+            return parse(mod, source_name="<build>")
+    raise TypeError(f"expected an ir.Module or MLIR text, got {type(mod).__name__}")
+
+
+def prepare(module: ir.Module) -> tuple[ir.Module, dict[str, Signature], dict[str, Any]]:
+    """A verified copy of ``module`` with its signatures and library declarations."""
+    with module.context:
+        work = clone_module(module)
+        verify_module(work)
+        sigs = signatures(work)
+        if not sigs:
+            raise BuildError("the module has no public function with a body to compile")
+        return work, sigs, library_specs(work)
+
+
+def compile_prepared(work: ir.Module, sigs: dict[str, Signature], libs: dict[str, Any],
+                     target: Target, pipeline: str | None = None, keep: Any = None) -> Executable:
+    """Run the target's pipeline on ``work`` (in place) and JIT it."""
+    if target.kind != "llvm":
+        raise BuildError(f"target '{target.kind}' is not supported by this build")
+    with work.context:
+        run_pipeline(work, pipeline or f"mlcir-cpu{{threads={target.threads}}}")
+        errors = CallbackErrors()
+        engine, callbacks = create_engine(work, opt_level=target.opt_level, libraries=libs,
+                                          errors=errors)
+    return Executable(sigs, engine, target, errors, keep_alive=[callbacks, work, keep])
+
+
+def compile_module(mod: Any, target: "str | Target" = "llvm", *,
+                   pipeline: str | None = None) -> Executable:
+    """Compile ``mod`` (graph or loop level, or plain upstream MLIR) for ``target``."""
+    module = as_module(mod)
+    work, sigs, libs = prepare(module)
+    return compile_prepared(work, sigs, libs, Target.parse(target), pipeline, keep=module)
