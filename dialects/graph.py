@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import func, tensor
 
@@ -110,26 +111,38 @@ def _permute_dims(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[Tensor
 # ----------------------------------------------------------------------------------------------
 # The ops
 
-_UNARY = {
-    "relu": "max(x, 0)",
-    "negative": "-x",
-    "exp": "e^x",
-    "log": "natural logarithm",
-    "sqrt": "square root",
-    "rsqrt": "1 / sqrt(x)",
-    "tanh": "hyperbolic tangent",
-    "sigmoid": "1 / (1 + e^-x)",
-    "erf": "error function",
-    "abs": "absolute value",
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """arith.divf for floats; arith.divsi (rounds toward zero, like C and ONNX) for integers."""
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        return (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(np.result_type(a, b))
+    return np.divide(a, b)
+
+
+# name -> (what it computes, numpy)
+_UNARY: dict[str, tuple[str, Any]] = {
+    "relu": ("max(x, 0)", lambda x: np.maximum(x, x.dtype.type(0))),
+    "negative": ("-x", np.negative),
+    "exp": ("e^x", np.exp),
+    "log": ("natural logarithm", np.log),
+    "sqrt": ("square root", np.sqrt),
+    "rsqrt": ("1 / sqrt(x)", lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
+    "tanh": ("hyperbolic tangent", np.tanh),
+    "sigmoid": ("1 / (1 + e^-x)", lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype)),
+    "erf": ("error function", _erf),
+    "abs": ("absolute value", np.abs),
 }
-_BINARY = {
-    "add": "a + b",
-    "subtract": "a - b",
-    "multiply": "a * b",
-    "divide": "a / b",
-    "power": "a ** b",
-    "maximum": "max(a, b)",
-    "minimum": "min(a, b)",
+_BINARY: dict[str, tuple[str, Any]] = {
+    "add": ("a + b", np.add),
+    "subtract": ("a - b", np.subtract),
+    "multiply": ("a * b", np.multiply),
+    "divide": ("a / b", _divide),
+    "power": ("a ** b", np.power),
+    "maximum": ("max(a, b)", np.maximum),
+    "minimum": ("min(a, b)", np.minimum),
 }
 
 OPS: dict[str, OpDef] = {}
@@ -140,23 +153,24 @@ def _declare(op: OpDef) -> OpDef:
     return op
 
 
-for _name, _doc in _UNARY.items():
+for _name, (_doc, _fn) in _UNARY.items():
     _declare(OpDef(DIALECT, _name, ("x",), _unary, summary=f"Elementwise {_doc}.",
-                   traits=frozenset({"elementwise"})))
-for _name, _doc in _BINARY.items():
+                   pattern="elementwise", evaluate=_fn))
+for _name, (_doc, _fn) in _BINARY.items():
     _declare(OpDef(DIALECT, _name, ("lhs", "rhs"), _broadcasting,
                    summary=f"Elementwise {_doc}, numpy broadcasting.",
-                   traits=frozenset({"elementwise"})))
+                   pattern="broadcast", evaluate=_fn))
 
 _declare(OpDef(DIALECT, "ewise_fma", ("a", "b", "c"), _same_shape,
                summary="a * b + c on tensors of one shape (Relax's ewise_fma).",
-               traits=frozenset({"elementwise"})))
+               pattern="elementwise", evaluate=lambda a, b, c: a * b + c))
 _declare(OpDef(DIALECT, "matmul", ("lhs", "rhs"), _matmul,
-               summary="numpy.matmul: batched, broadcast leading dims, 1-D operands promoted."))
+               summary="numpy.matmul: batched, broadcast leading dims, 1-D operands promoted.",
+               pattern="anchor", evaluate=np.matmul))
 _declare(OpDef(DIALECT, "permute_dims", ("x",), _permute_dims,
                attrs=(AttrDef("axes", "ints", "result dim i is input dim axes[i]"),),
                summary="Transpose: the dimensions of x reordered by `axes`.",
-               traits=frozenset({"injective"})))
+               pattern="injective", evaluate=lambda x, axes: np.transpose(x, axes)))
 
 
 def irdl_text() -> str:

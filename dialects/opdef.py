@@ -9,7 +9,7 @@ Python verifier, which reports failures at the op's location).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from mlir import ir
@@ -80,6 +80,15 @@ class ShapeError(Exception):
     """Raised by ``infer`` functions; the verifier turns it into a located diagnostic."""
 
 
+# Fusion pattern kinds, from most to least fusible (TVM's OpPatternKind):
+#   elementwise  same shape in and out, one element from one element (relu, exp);
+#   broadcast    elementwise with numpy broadcasting of some operands (add, multiply);
+#   injective    each output element reads one input element, anywhere (transpose, reshape);
+#   reduction    reduces some axes (sum, softmax's parts);
+#   anchor       a heavy op that takes elementwise epilogues (matmul, conv2d);
+#   opaque       never fused.
+PATTERNS = ("elementwise", "broadcast", "injective", "reduction", "anchor", "opaque")
+
 InferFn = Callable[[list[TensorSpec], dict[str, Any]], list[TensorSpec]]
 
 
@@ -96,7 +105,15 @@ class OpDef:
     summary: str = ""
     # Extra checks on the values of attributes, beyond their kinds.
     check: Callable[[list[TensorSpec], dict[str, Any]], None] | None = None
-    traits: frozenset[str] = field(default_factory=frozenset)
+    # How the op fuses (TVM's OpPatternKind): one of PATTERNS.
+    pattern: str = "opaque"
+    # The op in numpy: ``evaluate(*arrays, **attrs)`` returns the result array (a tuple for
+    # several results). Constant folding runs it; tests compare lowerings against it.
+    evaluate: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.pattern not in PATTERNS:
+            raise ValueError(f"{self.full_name}: pattern {self.pattern!r} is not one of {PATTERNS}")
 
     @property
     def full_name(self) -> str:
