@@ -20,8 +20,9 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
 
     ``mod`` may be a graph-level module, loop-level kernels, or plain upstream MLIR (functions
     on tensors returning results, or on memrefs in destination-passing style). ``records``
-    (a tuning database or its work_dir) applies the best recorded schedule of each kernel
-    measured on the same target. ``pipeline`` replaces the target's default codegen pipeline.
+    (a tuning database, its work_dir, or a records file from ``mlcir tune -o``) applies the best
+    recorded schedule of each kernel measured on the same target. ``pipeline`` replaces the
+    target's default codegen pipeline.
     """
     target = Target.parse(target)
     module = as_module(mod)

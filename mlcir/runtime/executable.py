@@ -10,6 +10,7 @@ runs, allocates the results with numpy, and returns them.
 from __future__ import annotations
 
 import ctypes
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -157,13 +158,25 @@ class Function:
 
 @dataclass
 class Executable:
-    """The result of :func:`mlcir.build`: compiled functions by name."""
+    """The result of :func:`mlcir.build` or :func:`mlcir.load`: compiled functions by name.
+
+    ``engine`` is the MLIR ExecutionEngine (built here) or a loaded
+    :class:`~mlcir.runtime.aot.SharedObject` (a saved model); both look functions up by name
+    with the same packed calling convention. ``libraries`` maps each library symbol the code
+    calls to ``(registered name, [(rank, dtype)] of its memref arguments)``: what
+    :meth:`save` records so that :func:`mlcir.load` can bind them again.
+    """
 
     signatures: dict[str, Signature]
     engine: Any
     target: Any
     errors: CallbackErrors = field(default_factory=CallbackErrors)
     keep_alive: list[Any] = field(default_factory=list)
+    libraries: dict[str, tuple[str, list[tuple[int, np.dtype]]]] = field(default_factory=dict)
+    # The LLVM-dialect module the engine compiled (built here; None for a loaded model).
+    lowered: Any = None
+    # A loaded model's shared library as it was read, so that it can be saved again.
+    shared_library: bytes | None = None
     _functions: dict[str, Function] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Function:
@@ -195,3 +208,10 @@ class Executable:
         from .threads import set_num_threads
 
         set_num_threads(threads)
+
+    def save(self, path: "str | os.PathLike[str]") -> None:
+        """Write this compiled model to one file that :func:`mlcir.load` runs without
+        recompiling (format: docs/cli.md, "Saved models")."""
+        from .saved import save
+
+        save(self, path)

@@ -18,21 +18,29 @@ from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
 
 from .database import Database, workload_hash
+from .records_file import RecordsFile
 from .tasks import extract_kernel, kernel_functions
 
 
 def as_database(records: Any) -> Database:
+    """A database from a :class:`Database`, its work_dir (or its ``database/records.json``), or
+    a records file written by ``mlcir tune -o`` (:mod:`.records_file`)."""
     if isinstance(records, Database):
         return records
     if isinstance(records, (str, Path)):
         path = Path(records)
-        if path.name == "records.json" and path.parent.name == "database":
+        if path.name == "records.json" and path.parent.name == "database" \
+                and (path.parent / "workloads.json").exists():
             path = path.parent.parent
+        if path.is_file():
+            return RecordsFile(path)
         if not (path / "database").is_dir():
             raise FileNotFoundError(f"no tuning database in {path} (expected "
-                                    f"{path / 'database' / 'records.json'})")
+                                    f"{path / 'database' / 'records.json'}, or a records file "
+                                    "written by `mlcir tune -o`)")
         return Database(path)
-    raise TypeError(f"records must be a Database or a work_dir path, got {type(records).__name__}")
+    raise TypeError("records must be a Database, a work_dir path or a records file, got "
+                    f"{type(records).__name__}")
 
 
 def apply_records(module: ir.Module, records: Any, target: Target | str) -> list[str]:

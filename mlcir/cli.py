@@ -1,0 +1,454 @@
+"""The ``mlcir`` command line: ``compile``, ``run`` and ``tune`` (TVM's ``tvmc``).
+
+A thin face over the Python API: ``compile`` imports a model (``mlcir.frontend.from_onnx`` or
+MLIR text), builds it with ``mlcir.build`` and saves it (``Executable.save``); ``run`` loads a
+saved model (``mlcir.load``) and runs it on inputs from an ``.npz`` file; ``tune`` tunes a model
+(``mlcir.tune.tune_module``) and exports the best records to one file that ``compile
+--tuning-records`` reads. Every error a user can cause is printed as ``mlcir: error: ...`` with
+exit status 1; usage errors are argparse's (exit status 2). docs/cli.md has example sessions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+STAGES = ("graph", "kernels", "llvm")
+FILL_MODES = ("random", "zeros", "ones")
+
+
+class CliError(Exception):
+    """A problem with the command line's input, printed as ``mlcir: error: ...``."""
+
+
+# -- argument helpers --------------------------------------------------------------------------
+
+_SHAPE_ITEM = re.compile(r"\s*,?\s*([^\s,\[\]]+?):\[([^\]]*)\]\s*")
+
+
+def parse_input_shapes(text: str) -> dict[str, list[int | None]]:
+    """``"x:[1,784] mask:[1,?]"`` (entries separated by spaces or commas; ``?`` or ``-1`` for
+    a dynamic dim) → ``{"x": [1, 784], "mask": [1, None]}``."""
+    shapes: dict[str, list[int | None]] = {}
+    pos = 0
+    while pos < len(text):
+        match = _SHAPE_ITEM.match(text, pos)
+        if not match:
+            raise CliError(f"--input-shapes: cannot read {text[pos:].strip()!r}; expected "
+                           "entries like 'x:[1,784]' separated by spaces")
+        name, dims = match.group(1), match.group(2)
+        try:
+            shapes[name] = [None if d.strip() in ("?", "-1") else int(d)
+                            for d in dims.split(",") if d.strip()]
+        except ValueError:
+            raise CliError(f"--input-shapes: bad dimension in '{name}:[{dims}]' (integers, or "
+                           "'?' for a dynamic dim)") from None
+        pos = match.end()
+    if not shapes:
+        raise CliError("--input-shapes is empty; expected entries like 'x:[1,784]'")
+    return shapes
+
+
+def parse_target(text: str) -> Any:
+    from mlcir.target import Target
+
+    try:
+        return Target.parse(text)
+    except ValueError as error:
+        raise CliError(f"bad target {text!r}: {error}") from None
+
+
+def _model_format(path: Path, given: str | None) -> str:
+    if given:
+        return given
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        return "onnx"
+    if suffix == ".mlir":
+        return "mlir"
+    raise CliError(f"{path}: cannot tell the model format from the extension "
+                   f"'{path.suffix}' (.onnx or .mlir); pass --model-format")
+
+
+def import_model(path: str, model_format: str | None, input_shapes: str | None):
+    """An ``ir.Module`` from an ONNX file (``mlcir.frontend.from_onnx``) or MLIR text (graph or
+    loop level, or plain upstream MLIR)."""
+    source = Path(path)
+    if not source.is_file():
+        raise CliError(f"{path}: no such file")
+    fmt = _model_format(source, model_format)
+    shapes = parse_input_shapes(input_shapes) if input_shapes else None
+    if fmt == "onnx":
+        from mlcir.frontend import from_onnx
+
+        return from_onnx(str(source), shape_dict=shapes)
+    if shapes:
+        raise CliError("--input-shapes applies to ONNX models; an MLIR module has its shapes")
+    from mlcir.ir import make_context, parse
+
+    try:
+        text = source.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not MLIR text (not UTF-8)") from None
+    with make_context():
+        return parse(text, source_name=str(source))
+
+
+def _write_text(destination: str, text: str) -> None:
+    if destination == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        Path(destination).write_text(text, encoding="utf-8")
+
+
+def _asm(module: Any) -> str:
+    return module.operation.get_asm(assume_verified=True)
+
+
+# -- compile ---------------------------------------------------------------------------------
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    import mlcir
+
+    target = parse_target(args.target)
+    records = _records(args.tuning_records)
+    if records is not None:
+        keys = sorted({r.target for r in records.records()})
+        if target.key not in keys:
+            warnings.warn(f"--tuning-records {args.tuning_records}: no record for target "
+                          f"'{target.key}' (records for: {', '.join(keys) or 'none'}); the "
+                          "default schedules are used")
+    module = import_model(args.model, args.model_format, args.input_shapes)
+    dumps = dict((stage, path) for stage, path in (args.dump_mlir or []))
+    unknown = sorted(set(dumps) - set(STAGES))
+    if unknown:
+        raise CliError(f"--dump-mlir: unknown stage(s) {', '.join(unknown)}; the stages are "
+                       f"{', '.join(STAGES)}")
+    if "graph" in dumps:
+        _write_text(dumps["graph"], _asm(module))
+    if "kernels" in dumps:
+        _write_text(dumps["kernels"], _asm(_kernels(module, records, target)))
+    executable = mlcir.build(module, target=target, records=records, pipeline=args.pipeline)
+    if "llvm" in dumps:
+        _write_text(dumps["llvm"], _asm(executable.lowered))
+    output = args.output or Path(args.model).with_suffix(".mlcir").name
+    executable.save(output)
+    if not args.quiet:
+        functions = ", ".join(repr(executable[name]) for name in executable.function_names)
+        print(f"mlcir: compiled {args.model} for '{target}' into {output}: {functions}",
+              file=sys.stderr)
+    return 0
+
+
+def _records(path: str | None) -> Any:
+    if path is None:
+        return None
+    from mlcir.tune.apply import as_database
+
+    try:
+        return as_database(path)
+    except FileNotFoundError as error:
+        raise CliError(f"--tuning-records: {error}") from None
+
+
+def _kernels(module: Any, records: Any, target: Any) -> Any:
+    """The loop-level kernels the build sees (tuned kernels scheduled), on a copy."""
+    from mlcir.ir import clone_module
+    from mlcir.passes import run_pipeline
+
+    with module.context:
+        kernels = clone_module(module)
+        if records is not None:
+            from mlcir.tune.apply import apply_records
+
+            apply_records(kernels, records, target)
+        else:
+            run_pipeline(kernels, "mlcir-kernels")
+    return kernels
+
+
+# -- run ---------------------------------------------------------------------------------------
+
+def _fill(spec: Any, mode: str, rng: np.random.Generator) -> np.ndarray:
+    if any(d is None for d in spec.shape):
+        raise CliError(f"input '{spec.name}' has the dynamic shape {spec.describe()}: give it "
+                       "in --inputs (--fill-mode cannot choose its size)")
+    if mode == "zeros":
+        return np.zeros(spec.shape, spec.dtype)
+    if mode == "ones":
+        return np.ones(spec.shape, spec.dtype)
+    if spec.dtype.kind == "f":
+        return rng.standard_normal(spec.shape).astype(spec.dtype)
+    if spec.dtype.kind == "b":
+        return rng.integers(0, 2, spec.shape).astype(spec.dtype)
+    return rng.integers(0, 10, spec.shape).astype(spec.dtype)
+
+
+def _inputs(signature: Any, path: str | None, fill_mode: str | None,
+            seed: int) -> list[np.ndarray]:
+    given: dict[str, np.ndarray] = {}
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                is_zip = f.read(4) == b"PK\x03\x04"
+            data = np.load(path, allow_pickle=False) if is_zip else None
+        except (OSError, ValueError) as error:
+            raise CliError(f"--inputs {path}: cannot read it ({error})") from None
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise CliError(f"--inputs {path}: not an .npz archive of named arrays "
+                           "(np.savez(path, name=array, ...))")
+        with data:
+            given = {name: data[name] for name in data.files}
+    names = [a.name for a in signature.args]
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise CliError(f"--inputs {path}: unknown input(s) {', '.join(unknown)}; "
+                       f"{signature.name}() takes {', '.join(names)}")
+    missing = [n for n in names if n not in given]
+    if missing and fill_mode is None:
+        where = f"--inputs {path}" if path else "no --inputs given"
+        raise CliError(f"{where}: missing input(s) {', '.join(missing)} (expected "
+                       + ", ".join(f"{a.name}: {a.describe()}" for a in signature.args)
+                       + "); pass --fill-mode random|zeros|ones to fill them")
+    rng = np.random.default_rng(seed)
+    return [given[a.name] if a.name in given else _fill(a, fill_mode, rng)
+            for a in signature.args]
+
+
+def _function(executable: Any, name: str | None) -> Any:
+    names = executable.function_names
+    if name is None:
+        if "main" in names or len(names) != 1:
+            name = "main"
+        else:
+            name = names[0]
+    if name not in names:
+        raise CliError(f"the model has no function '{name}' (functions: {', '.join(names)}); "
+                       "choose one with --function")
+    return executable[name]
+
+
+def summarize(name: str, array: np.ndarray, top: int) -> str:
+    """One output: name, dtype and shape, min/max/mean, and the top entries of a [1, N] or [N]
+    output (index and value, largest first)."""
+    dims = ", ".join(map(str, array.shape))
+    text = f"{name}: {array.dtype.name}[{dims}]"
+    if array.size and array.dtype.kind in "biuf":
+        values = array.astype(np.float64)
+        text += f"  min {values.min():.6g}  max {values.max():.6g}  mean {values.mean():.6g}"
+        flat = array.reshape(-1) if (array.ndim == 1 or (array.ndim == 2 and array.shape[0] == 1)) \
+            else None
+        if top > 0 and flat is not None and flat.dtype.kind in "iuf" and flat.size > 1:
+            order = np.argsort(-flat.astype(np.float64), kind="stable")[:top]
+            text += f"\n  top-{len(order)}: " + ", ".join(f"{i} ({flat[i]:.6g})" for i in order)
+    return text
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import mlcir
+
+    executable = mlcir.load(args.model)
+    if args.threads is not None:
+        if args.threads < 1:
+            raise CliError(f"--threads must be at least 1, got {args.threads}")
+        executable.set_num_threads(args.threads)
+    function = _function(executable, args.function)
+    sig = function.signature
+    inputs = _inputs(sig, args.inputs, args.fill_mode, args.seed)
+    result = function(*inputs)
+    results = [] if result is None else [result] if not isinstance(result, tuple) else list(result)
+    outputs = {spec.name: array for spec, array in zip(sig.results, results)}
+    # Arguments the function writes in place (destination passing) are outputs too.
+    outputs.update({spec.name: array.copy() for spec, array in zip(sig.args, inputs)
+                    if spec.kind == "inout"})
+    if args.print_time:
+        timing = executable.time_evaluator(function.signature.name, number=args.number,
+                                           repeat=args.repeat)(*inputs)
+        print(timing)
+    for name, array in outputs.items():
+        print(summarize(name, array, args.print_top))
+    if args.outputs:
+        np.savez(args.outputs, **outputs)
+    return 0
+
+
+# -- tune --------------------------------------------------------------------------------------
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    import mlcir
+    from mlcir.tune.records_file import export_best_records
+
+    target = parse_target(args.target)
+    if target.kind != "llvm":
+        raise CliError(f"tuning for '{target.kind}' is not supported (only 'llvm')")
+    if args.trials < 1:
+        raise CliError(f"--trials must be at least 1, got {args.trials}")
+    module = import_model(args.model, args.model_format, args.input_shapes)
+    work_dir = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="mlcir-tune-"))
+    try:
+        db = mlcir.tune.tune_module(
+            module, target=target, work_dir=work_dir, max_trials_global=args.trials,
+            max_trials_per_task=args.trials_per_task, strategy=args.strategy,
+            num_trials_per_iter=args.trials_per_round, seed=args.seed,
+            cost_model=args.cost_model, verbose=0 if args.quiet else 1,
+            task_scheduler=args.task_scheduler, builders=args.builders)
+        workloads, records = export_best_records(db, args.output)
+    finally:
+        if not args.work_dir:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    if not args.quiet:
+        kept = f" (database kept in {work_dir})" if args.work_dir else ""
+        print(f"mlcir: wrote the best records of {workloads} kernel(s) for '{target.key}' to "
+              f"{args.output}{kept}", file=sys.stderr)
+    return 0
+
+
+# -- the parser --------------------------------------------------------------------------------
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="the model: an ONNX file (.onnx) or MLIR text (.mlir: graph "
+                                 "or loop level, or plain upstream MLIR)")
+    p.add_argument("--model-format", choices=("onnx", "mlir"),
+                   help="the model's format when its extension does not say")
+    p.add_argument("--input-shapes", metavar="SHAPES",
+                   help="fix the ONNX inputs' shapes, e.g. 'x:[1,784] mask:[1,?]' (symbolic "
+                        "dims stay dynamic otherwise)")
+    p.add_argument("--target", default="llvm",
+                   help="the target, e.g. 'llvm', 'llvm -threads=2', 'llvm -opt-level=2' "
+                        "(default: llvm)")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    from mlcir import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="mlcir", description="Compile, run and tune machine-learning models with mlcir "
+                                  "(ONNX or MLIR in, a saved compiled model out).")
+    parser.add_argument("--version", action="version", version=f"mlcir {__version__} "
+                                                               f"(MLIR {_mlir_version()})")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("compile", help="compile a model into a saved model file",
+                       description="Import a model, build it (applying tuning records when "
+                                   "given) and save the compiled model to one file that "
+                                   "`mlcir run` and mlcir.load() read without recompiling.")
+    _add_model_options(p)
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="the saved model (default: the model's name with .mlcir, here)")
+    p.add_argument("--tuning-records", metavar="PATH",
+                   help="apply the best schedules from a records file written by `mlcir tune "
+                        "-o` or a tuning work_dir")
+    p.add_argument("--dump-mlir", nargs=2, action="append", metavar=("STAGE", "PATH"),
+                   help="write the module at STAGE (graph: as imported; kernels: loop-level "
+                        "kernels, tuned ones scheduled; llvm: the LLVM dialect that is "
+                        "compiled) to PATH ('-': standard output); repeatable")
+    p.add_argument("--pipeline", metavar="PIPELINE",
+                   help="replace the target's codegen pipeline (a pass pipeline string)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(handler=cmd_compile)
+
+    p = sub.add_parser("run", help="run a saved model on inputs from an .npz file",
+                       description="Load a saved model, run one of its functions on named "
+                                   "inputs, print a summary of each output and optionally the "
+                                   "execution time, and write the outputs.")
+    p.add_argument("model", help="a saved model (.mlcir) written by `mlcir compile`")
+    p.add_argument("--inputs", metavar="NPZ",
+                   help="the inputs, one array per input name (numpy .npz)")
+    p.add_argument("--outputs", metavar="NPZ",
+                   help="write the outputs here, one array per output name (numpy .npz)")
+    p.add_argument("--fill-mode", choices=FILL_MODES,
+                   help="fill inputs missing from --inputs with random (standard normal), zero "
+                        "or one values of the right shape and dtype")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of --fill-mode random (default: 0)")
+    p.add_argument("--function", metavar="NAME",
+                   help="the function to run (default: main, or the only function)")
+    p.add_argument("--print-time", action="store_true",
+                   help="time the function and print mean/median/max/min/std over --repeat "
+                        "measurements")
+    p.add_argument("--repeat", type=int, default=10,
+                   help="measurements for --print-time (default: 10)")
+    p.add_argument("--number", type=int, default=1,
+                   help="calls averaged in each measurement (default: 1)")
+    p.add_argument("--print-top", type=int, default=5, metavar="N",
+                   help="print the N largest entries of each [1, N] or [N] output (default: 5; "
+                        "0: none)")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="threads for parallel loops of models built with no fixed thread count")
+    p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("tune", help="tune a model's kernels and write the best records",
+                       description="Search schedules for every kernel of a model (measured on "
+                                   "this machine) and write the best record of each kernel to "
+                                   "one file for `mlcir compile --tuning-records`.")
+    _add_model_options(p)
+    p.add_argument("-o", "--output", metavar="PATH", required=True,
+                   help="the records file to write (JSON lines)")
+    p.add_argument("--trials", type=int, default=200,
+                   help="measured candidates in all, over all kernels (default: 200)")
+    p.add_argument("--trials-per-task", type=int, metavar="N",
+                   help="at most N candidates per kernel (default: no limit but --trials)")
+    p.add_argument("--trials-per-round", type=int, default=16, metavar="N",
+                   help="candidates proposed per search round (default: 16)")
+    p.add_argument("--work-dir", metavar="DIR",
+                   help="keep the tuning database and logs here; re-running with the same "
+                        "directory resumes (default: a temporary directory, removed)")
+    p.add_argument("--strategy", choices=("evolutionary", "random"), default="evolutionary",
+                   help="search strategy (default: evolutionary)")
+    p.add_argument("--cost-model", choices=("xgb", "random"), default="xgb",
+                   help="cost model ranking candidates (default: xgb)")
+    p.add_argument("--task-scheduler", choices=("gradient", "round-robin"), default="gradient",
+                   help="how trials are shared between kernels (default: gradient)")
+    p.add_argument("--builders", type=int, default=1, metavar="N",
+                   help="builder processes (default: 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar or task table")
+    p.set_defaults(handler=cmd_tune)
+    return parser
+
+
+def _mlir_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("xtc-mlir-python-bindings")
+    except Exception:  # noqa: BLE001 - informative only
+        return "unknown"
+
+
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                  line: Any = None) -> None:
+    print(f"mlcir: warning: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    from mlcir.errors import MlcirError
+    from mlcir.tune.database import DatabaseError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.handler(args)
+    except (CliError, MlcirError, DatabaseError, OSError) as error:
+        message = str(error) if not isinstance(error, OSError) or not error.filename else \
+            f"{error.filename}: {error.strerror}"
+        print(f"mlcir: error: {message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("mlcir: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""Saved models: one file holding a compiled model's shared library and what it takes to call it.
+
+``Executable.save(path)`` writes a zip archive with two members:
+
+- ``metadata.json``: the format name and version, the mlcir and MLIR versions that wrote it,
+  the platform, the target, each public function's signature (argument and result names,
+  shapes, dtypes, which arguments it writes) and the library functions its code calls (symbol,
+  registered name, rank and dtype of each memref argument);
+- ``model.so``: the code the JIT compiled, linked into a shared library with the shim that binds
+  library functions (:mod:`mlcir.runtime.aot`).
+
+:func:`load` checks the file before running anything from it and answers every problem with a
+:class:`~mlcir.errors.LoadError` naming the file and the problem. No MLIR, no source model and
+no compilation are involved in loading; library functions must be registered in the loading
+process (``mlcir.register_func``) before :func:`load`. docs/cli.md documents the format.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import io
+import json
+import os
+import platform
+import tempfile
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlcir.errors import BuildError, LoadError
+from mlcir.target import Target
+
+from .aot import SharedObject, link_shared_object
+from .executable import Executable, Signature
+from .library import CallbackErrors, get_func, make_callback, registered_names
+
+FORMAT = "mlcir-model"
+FORMAT_VERSION = 1
+METADATA = "metadata.json"
+LIBRARY = "model.so"
+
+
+def _mlcir_version() -> str:
+    import mlcir  # the package's version, read when needed (the package imports this module)
+
+    return mlcir.__version__
+
+
+def _mlir_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("xtc-mlir-python-bindings")
+    except Exception:  # noqa: BLE001 - informative only
+        return None
+
+
+def _platform() -> dict[str, str]:
+    return {"system": platform.system(), "machine": platform.machine()}
+
+
+def metadata(executable: Executable, library: bytes) -> dict[str, Any]:
+    """The ``metadata.json`` of ``executable`` whose shared library is ``library``."""
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "mlcir_version": _mlcir_version(),
+        "mlir_version": _mlir_version(),
+        "platform": _platform(),
+        "target": str(executable.target),
+        "functions": [sig.to_json() for sig in executable.signatures.values()],
+        "library_functions": [
+            {"symbol": symbol, "name": name,
+             "args": [{"rank": int(rank), "dtype": np.dtype(dtype).name} for rank, dtype in specs]}
+            for symbol, (name, specs) in executable.libraries.items()],
+        "shared_library": {"file": LIBRARY, "sha256": hashlib.sha256(library).hexdigest(),
+                           "bytes": len(library)},
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _shared_library(executable: Executable) -> bytes:
+    if executable.shared_library is not None:  # a loaded model saved again
+        return executable.shared_library
+    target = Target.parse(executable.target)
+    if target.kind != "llvm":
+        raise BuildError(f"saving a model compiled for '{target.kind}' is not supported yet "
+                         "(only 'llvm' models can be saved)")
+    symbols = [(symbol, len(specs)) for symbol, (_, specs) in executable.libraries.items()]
+    with tempfile.TemporaryDirectory(prefix="mlcir-save-") as tmp:
+        path = link_shared_object(executable.engine, Path(tmp) / LIBRARY,
+                                  library_symbols=symbols,
+                                  function=next(iter(executable.signatures)))
+        return path.read_bytes()
+
+
+def save(executable: Executable, path: "str | os.PathLike[str]") -> Path:
+    """Write ``executable`` to ``path`` (replaced as a whole: a reader never sees half a file)."""
+    path = Path(path)
+    library = _shared_library(executable)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(METADATA, json.dumps(metadata(executable, library), indent=2) + "\n")
+        archive.writestr(LIBRARY, library)
+    write_atomically(path, buffer.getvalue())
+    return path
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``. A
+    device or a pipe (``/dev/null``, ``/dev/stdout``) is written to directly: renaming over it
+    would replace the device node."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        with open(path, "wb") as f:
+            f.write(data)
+        return
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+def _open(path: Path) -> zipfile.ZipFile:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as error:
+        raise LoadError(f"{path}: cannot read the file ({error.strerror or error})") from None
+    if head != b"PK\x03\x04":
+        raise LoadError(f"{path}: not an mlcir model (a saved model is a zip archive written "
+                        "by Executable.save or `mlcir compile`)")
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise LoadError(f"{path}: the file is truncated or corrupt ({error})") from None
+
+
+def _read(path: Path, archive: zipfile.ZipFile, member: str) -> bytes:
+    try:
+        return archive.read(member)
+    except KeyError:
+        raise LoadError(f"{path}: not an mlcir model (the archive has no {member})") from None
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:
+        raise LoadError(f"{path}: {member} is truncated or corrupt ({error})") from None
+
+
+def read_metadata(path: "str | os.PathLike[str]") -> dict[str, Any]:
+    """The checked ``metadata.json`` of the saved model ``path`` (no code is loaded)."""
+    path = Path(path)
+    with _open(path) as archive:
+        return _metadata(path, archive)
+
+
+def _metadata(path: Path, archive: zipfile.ZipFile) -> dict[str, Any]:
+    try:
+        meta = json.loads(_read(path, archive, METADATA).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise LoadError(f"{path}: {METADATA} is corrupt ({error})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise LoadError(f"{path}: not an mlcir model ({METADATA} does not say "
+                        f"\"format\": \"{FORMAT}\")")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise LoadError(f"{path}: saved-model format version {meta.get('format_version')!r}; "
+                        f"this mlcir reads version {FORMAT_VERSION} (recompile the model)")
+    version = _mlcir_version()
+    if meta.get("mlcir_version") != version:
+        raise LoadError(f"{path}: saved by mlcir {meta.get('mlcir_version')}, this is mlcir "
+                        f"{version}; compiled code is tied to the version that built it "
+                        "(recompile the model)")
+    here = _platform()
+    if meta.get("platform") != here:
+        saved = meta.get("platform") or {}
+        raise LoadError(f"{path}: compiled for {saved.get('machine')} ({saved.get('system')}), "
+                        f"this machine is {here['machine']} ({here['system']})")
+    try:
+        Target.parse(meta.get("target", ""))
+    except (ValueError, AttributeError):
+        raise LoadError(f"{path}: {METADATA} is corrupt (target {meta.get('target')!r})") from None
+    for key, kind in (("target", str), ("functions", list), ("library_functions", list),
+                      ("shared_library", dict)):
+        if not isinstance(meta.get(key), kind):
+            raise LoadError(f"{path}: {METADATA} is corrupt (no valid '{key}')")
+    return meta
+
+
+def _signatures(path: Path, meta: dict[str, Any]) -> dict[str, Signature]:
+    try:
+        sigs = [Signature.from_json(d) for d in meta["functions"]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise LoadError(f"{path}: {METADATA} is corrupt (a function signature: "
+                        f"{type(error).__name__} {error})") from None
+    return {sig.name: sig for sig in sigs}
+
+
+def _libraries(path: Path, meta: dict[str, Any]) -> dict[str, tuple[str, list]]:
+    try:
+        libs = {d["symbol"]: (d["name"], [(int(a["rank"]), np.dtype(a["dtype"])) for a in d["args"]])
+                for d in meta["library_functions"]}
+    except (KeyError, TypeError, ValueError) as error:
+        raise LoadError(f"{path}: {METADATA} is corrupt (a library function: "
+                        f"{type(error).__name__} {error})") from None
+    missing = sorted({name for name, _ in libs.values() if get_func(name) is None})
+    if missing:
+        known = ", ".join(registered_names()) or "none"
+        raise LoadError(f"{path}: the model calls library function(s) {', '.join(missing)}, "
+                        f"not registered in this process (register them with "
+                        f"mlcir.register_func before loading); registered: {known}")
+    return libs
+
+
+def load(path: "str | os.PathLike[str]") -> Executable:
+    """Load a model written by :meth:`Executable.save`; its functions run at once."""
+    path = Path(path)
+    with _open(path) as archive:
+        meta = _metadata(path, archive)
+        sigs = _signatures(path, meta)
+        libs = _libraries(path, meta)
+        member = meta["shared_library"].get("file")
+        if not isinstance(member, str):
+            raise LoadError(f"{path}: {METADATA} is corrupt (no valid 'shared_library.file')")
+        library = _read(path, archive, member)
+    if hashlib.sha256(library).hexdigest() != meta["shared_library"].get("sha256"):
+        raise LoadError(f"{path}: {member} does not match its checksum (the file is corrupt)")
+    errors = CallbackErrors()
+    callbacks = {symbol: make_callback(name, specs, errors)
+                 for symbol, (name, specs) in libs.items()}
+    # ctypes needs a file to load; once loaded, the file is not needed any more.
+    with tempfile.TemporaryDirectory(prefix="mlcir-load-") as tmp:
+        so_path = Path(tmp) / LIBRARY
+        so_path.write_bytes(library)
+        try:
+            lib = SharedObject(so_path)
+            if sorted(lib.library_symbols()) != sorted(libs):
+                raise LoadError(f"{path}: {member} binds library symbols "
+                                f"{lib.library_symbols()}, {METADATA} lists {sorted(libs)}")
+            lib.bind_library(callbacks)
+            for name in sigs:
+                lib.packed(name)
+        except BuildError as error:
+            raise LoadError(f"{path}: {error}") from None
+    return Executable(sigs, lib, Target.parse(meta["target"]), errors,
+                      keep_alive=[callbacks, lib], libraries=libs, shared_library=library)
