@@ -4,6 +4,7 @@ loading, and clear errors for files that cannot be loaded."""
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
 import zipfile
@@ -200,6 +201,7 @@ def test_metadata_describes_the_model(saved_mlp):
     assert main["args"] == [{"name": "x", "shape": [1, 784], "dtype": "float32", "kind": "input"}]
     assert main["results"][0]["shape"] == [1, 10]
     assert meta["library_functions"] == []
+    assert "sse2" in meta["cpu_features"] or platform.machine() != "x86_64"
 
 
 # -- files that cannot be loaded ---------------------------------------------------------------
@@ -223,6 +225,8 @@ def _rewrite_metadata(src, dst, **changes):
     ({"platform": {"system": "Linux", "machine": "riscv64"}},
      r"compiled for riscv64 \(Linux\), this machine is"),
     ({"functions": "main"}, r"metadata.json is corrupt \(no valid 'functions'\)"),
+    ({"cpu_features": ["avx2", "avx_from_the_future"]},
+     r"compiled for a CPU with avx_from_the_future, which this CPU lacks"),
 ])
 def test_incompatible_metadata_is_refused(tmp_path, saved_mlp, change, message):
     bad = tmp_path / "bad.mlcir"

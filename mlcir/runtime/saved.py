@@ -23,6 +23,7 @@ import io
 import json
 import os
 import platform
+import re
 import tempfile
 import zipfile
 import zlib
@@ -63,6 +64,25 @@ def _platform() -> dict[str, str]:
     return {"system": platform.system(), "machine": platform.machine()}
 
 
+# The instruction-set extensions LLVM may use when it compiles for the host CPU (the
+# ExecutionEngine always targets the host, with all its features): a model saved on a machine
+# with AVX-512 would crash on one without it, so the loader checks them first.
+_VECTOR_ISA = re.compile(r"^(sse\d\w*|ssse3|avx\w*|fma\w*|f16c|bmi\d|amx\w*|neon|asimd\w*|sve\w*)$")
+
+
+def _cpu_features() -> list[str]:
+    """The vector ISA extensions of this CPU, from /proc/cpuinfo (empty where it is absent)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("flags", "Features"):
+                    return sorted({flag for flag in value.split() if _VECTOR_ISA.match(flag)})
+    except OSError:
+        pass
+    return []
+
+
 def metadata(executable: Executable, library: bytes) -> dict[str, Any]:
     """The ``metadata.json`` of ``executable`` whose shared library is ``library``."""
     return {
@@ -71,6 +91,7 @@ def metadata(executable: Executable, library: bytes) -> dict[str, Any]:
         "mlcir_version": _mlcir_version(),
         "mlir_version": _mlir_version(),
         "platform": _platform(),
+        "cpu_features": _cpu_features(),
         "target": str(executable.target),
         "functions": [sig.to_json() for sig in executable.signatures.values()],
         "library_functions": [
@@ -180,6 +201,10 @@ def _metadata(path: Path, archive: zipfile.ZipFile) -> dict[str, Any]:
         saved = meta.get("platform") or {}
         raise LoadError(f"{path}: compiled for {saved.get('machine')} ({saved.get('system')}), "
                         f"this machine is {here['machine']} ({here['system']})")
+    missing = sorted(set(meta.get("cpu_features") or []) - set(_cpu_features()))
+    if missing and _cpu_features():
+        raise LoadError(f"{path}: compiled for a CPU with {', '.join(missing)}, which this CPU "
+                        "lacks (recompile the model on this machine)")
     try:
         Target.parse(meta.get("target", ""))
     except (ValueError, AttributeError):
