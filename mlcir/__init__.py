@@ -3,23 +3,37 @@
 Models come in from ONNX (``mlcir.frontend``) or are written in the ``graph`` dialect, are
 lowered to loop-level kernels, scheduled (``mlcir.Schedule``), tuned (``mlcir.tune``) and
 compiled to LLVM by upstream MLIR passes; :func:`build` returns an executable that takes and
-returns numpy arrays.
+returns numpy arrays, :meth:`Executable.save` writes it to a file and :func:`load` reads it
+back without recompiling.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import (BuildError, LoweringError, MlcirError, ParseError, PassError,
-                     RuntimeInputError, VerificationError)
+from .errors import (BuildError, CudaDriverError, FrontendError, LaunchConfigError, LoadError,
+                     LoweringError, MlcirError, ParseError, PassError, RuntimeInputError,
+                     VerificationError)
 from .ir import make_context, parse
 from .driver import build
 from .runtime import Executable, register_func, time_evaluator
+from .runtime.saved import load
 from .schedule import Schedule, ScheduleError, Trace
 from . import tune  # noqa: E402  (mlcir.tune.tune_kernel, …; xgboost is imported lazily)
 
+
+def __getattr__(name: str):
+    # mlcir.frontend (which imports onnx) loads on first use, so `import mlcir` stays fast.
+    if name == "frontend":
+        import importlib
+
+        return importlib.import_module(".frontend", __name__)
+    raise AttributeError(f"module 'mlcir' has no attribute '{name}'")
+
+
 __all__ = [
-    "BuildError", "Executable", "LoweringError", "MlcirError", "ParseError", "PassError",
-    "RuntimeInputError", "Schedule", "ScheduleError", "Trace", "VerificationError", "build",
-    "make_context", "parse", "register_func", "time_evaluator",
+    "BuildError", "CudaDriverError", "Executable", "FrontendError", "LaunchConfigError",
+    "LoadError", "LoweringError", "MlcirError",
+    "ParseError", "PassError", "RuntimeInputError", "Schedule", "ScheduleError", "Trace", "VerificationError",
+    "build", "load", "make_context", "parse", "register_func", "time_evaluator",
 ]

@@ -42,3 +42,28 @@ class RuntimeInputError(MlcirError, ValueError):
 
 class BuildError(MlcirError):
     """A module that could not be compiled for the requested target."""
+
+
+class FrontendError(MlcirError):
+    """A model the ONNX frontend cannot import: an unreadable or invalid file, an unsupported
+    opset or input type, or unsupported nodes (all of them listed in one message, each with its
+    name, op type and opset; also in ``problems`` as ``(node, message)`` pairs)."""
+
+    def __init__(self, message: str, problems: list[tuple[str, str]] | None = None):
+        super().__init__(message)
+        self.problems = problems or []
+
+
+class LoadError(MlcirError):
+    """A saved model that cannot be loaded: not an mlcir model, corrupt or truncated, saved by
+    another version, or calling library functions that are not registered."""
+
+
+class CudaDriverError(BuildError):
+    """The CUDA target was asked to run code where the NVIDIA driver (``libcuda.so.1``) or a GPU
+    is missing. PTX/cubin can still be built without one."""
+
+
+class LaunchConfigError(BuildError):
+    """A GPU kernel whose launch configuration exceeds a device limit (threads per block, block
+    or grid dims, shared memory, registers); the message names the kernel and the limit."""

@@ -31,7 +31,8 @@ _resource_ids = itertools.count()
 
 def constant_attr(array: np.ndarray) -> ir.Attribute:
     """The elements attribute of a constant holding ``array`` (current context)."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array)
+    array = np.ascontiguousarray(array).reshape(array.shape)  # ascontiguousarray makes 0-d 1-d
     t = ir.RankedTensorType.get(list(array.shape), mlir_element_type(array.dtype))
     if array.size >= RESOURCE_THRESHOLD and array.dtype != np.bool_:
         return ir.DenseResourceElementsAttr.get_from_buffer(

@@ -1,0 +1,214 @@
+"""``from_onnx``: an ONNX model to a ``graph``-dialect module with one public function ``main``.
+
+Two passes over the nodes, in graph order:
+
+1. **Plan** (nothing is built): constants are propagated — initializers, ``Constant`` nodes,
+   nodes whose inputs are all known (folded by onnx's reference evaluator, see
+   :mod:`.folding`) and ``Shape`` of a tensor whose dims are static. Every other node needs a
+   converter for the model's opset whose checks pass; every problem of every node is collected
+   and reported in one :class:`~mlcir.errors.FrontendError`.
+2. **Build**: ``main(graph inputs...) -> graph outputs`` is built with the converters; its
+   arguments and results carry the ONNX names (``graph.name``), every op a location naming its
+   ONNX node, and the weights are ``arith.constant`` ops (``dense_resource`` when large).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import func
+
+from mlcir.dialects.graph import NAME_ATTR
+from mlcir.errors import FrontendError
+from mlcir.ir import make_context, verify_module
+
+from .builder import GraphBuilder, tensor_type
+from .folding import can_fold, fold
+from .loader import LoadedModel, ModelSource, Shape, load
+from .loader import tensor_type as onnx_tensor_type
+from .registry import Converter, InputInfo, Node, converter_table
+
+#: Problems listed in full in one error message; the rest are counted.
+MAX_LISTED = 50
+
+
+def from_onnx(model: ModelSource, shape_dict: Mapping[str, Sequence[int | None]] | None = None,
+              *, context: ir.Context | None = None) -> ir.Module:
+    """Import an ONNX model (a path, serialized bytes or an ``onnx.ModelProto``).
+
+    ``shape_dict`` (graph input name -> shape) fixes the input's symbolic dims (``dim_param``);
+    without it they stay dynamic (``?``). The module lives in ``context`` (default: a new
+    context with mlcir's dialects). Raises :class:`~mlcir.errors.FrontendError` for anything
+    that cannot be imported.
+    """
+    loaded = load(model, shape_dict)
+    nodes, foldable, constants = plan(loaded)
+    ctx = context or make_context()
+    with ctx:
+        return build_module(loaded, nodes, foldable, constants)
+
+
+# ----------------------------------------------------------------------------------------------
+# Plan
+
+
+def plan(loaded: LoadedModel) -> tuple[list[Node], set[int], dict[str, np.ndarray]]:
+    """Propagate constants, check every other node; raise one error listing all problems.
+
+    Returns the nodes, the indices of the folded ones and every constant by value name.
+    """
+    table = converter_table()
+    constants: dict[str, np.ndarray] = dict(loaded.initializers)
+    types = loaded.value_types
+    nodes: list[Node] = []
+    foldable: set[int] = set()
+    problems: list[tuple[str, str]] = []
+    for index, proto in enumerate(loaded.model.graph.node):
+        node = Node(proto, index, loaded.opset,
+                    [_input_info(name, constants, types) for name in proto.input])
+        nodes.append(node)
+        known = [i.constant for i in node.inputs]
+        try:
+            if can_fold(node, known):
+                for name, value in zip(node.outputs, fold(node, known)):
+                    if name:
+                        constants[name] = value
+                foldable.add(index)
+                continue
+            if node.op_type == "Shape" and node.domain == "ai.onnx":
+                shape = _static_shape_of(node)
+                if shape is not None:
+                    constants[node.outputs[0]] = shape
+                    foldable.add(index)
+                    continue
+        except ValueError as e:
+            problems.append((node.describe(), str(e)))
+            continue
+        problems.extend((node.describe(), p) for p in _check(node, table))
+    if problems:
+        raise _problems_error(loaded, problems)
+    return nodes, foldable, constants
+
+
+def _input_info(name: str, constants: dict[str, np.ndarray],
+                types: dict[str, tuple[Shape, np.dtype]]) -> InputInfo:
+    if not name:
+        return InputInfo("")
+    if name in constants:
+        value = constants[name]
+        return InputInfo(name, value, (tuple(value.shape), value.dtype))
+    return InputInfo(name, None, types.get(name))
+
+
+def _static_shape_of(node: Node) -> np.ndarray | None:
+    """``Shape(x)[start:end]`` when those dims of ``x`` are static (opset 15 start/end)."""
+    shape = node.input(0).shape
+    if shape is None:
+        return None
+    start, end = node.attr("start", 0), node.attr("end", None)
+    dims = shape[slice(start, end)]
+    if any(d is None for d in dims):
+        return None
+    return np.array(dims, dtype=np.int64)
+
+
+def _check(node: Node, table: dict[str, type[Converter]]) -> list[str]:
+    from mlcir.dialects import graph
+
+    if node.domain != "ai.onnx":
+        return [f"ops of the domain '{node.domain}' are not supported"]
+    cls = table.get(node.op_type)
+    if cls is None or cls.impl(node.opset) is None:
+        folded = ("" if node.op_type not in _FOLD_ONLY
+                  else " (it is folded only when all its inputs are constants)")
+        return [f"unsupported op{folded}"]
+    problems = []
+    missing = [op for op in cls.graph_ops if op not in graph.OPS]
+    if missing:
+        problems.append(f"needs the graph op{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(missing)}, which this mlcir does not have yet")
+    for index, role in cls.constant_inputs(node).items():
+        info = node.input(index)
+        if info.present and info.constant is None:
+            problems.append(f"input {index} ('{role}', value '{info.name}') must be a constant "
+                            "(an initializer, a Constant, or computed from them only)")
+    try:
+        problems.extend(cls.check(node))
+    except ValueError as e:
+        problems.append(str(e))
+    return problems
+
+
+# Ops with no converter that still import when their inputs are constants (shape arithmetic).
+_FOLD_ONLY = {"ConstantOfShape", "Range", "Where", "Equal", "Less", "Greater", "Not", "And",
+              "Or", "NonZero", "Size", "Tile", "ScatterND", "OneHot", "EyeLike", "CumSum"}
+
+
+def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> FrontendError:
+    lines = [f"  {where}: {message}" for where, message in problems[:MAX_LISTED]]
+    if len(problems) > MAX_LISTED:
+        lines.append(f"  ... and {len(problems) - MAX_LISTED} more")
+    nodes = len({where for where, _ in problems})
+    return FrontendError(
+        f"{loaded.source}: cannot import {nodes} node{'s' if nodes > 1 else ''} "
+        f"(ai.onnx opset {loaded.opset}):\n" + "\n".join(lines), problems)
+
+
+# ----------------------------------------------------------------------------------------------
+# Build
+
+
+def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
+                 constants: dict[str, np.ndarray]) -> ir.Module:
+    graph = loaded.model.graph
+    file_loc = ir.Location.file(loaded.source, 0, 0)
+    table = converter_table()
+    builder = GraphBuilder()
+    values: dict[str, object] = dict(constants)
+    with file_loc:
+        module = ir.Module.create()
+        arg_types = [tensor_type(*onnx_tensor_type(vi.type)) for vi in loaded.inputs]
+    with ir.InsertionPoint(module.body), file_loc:
+        fn = func.FuncOp("main", ir.FunctionType.get(arg_types, []))
+        entry = fn.add_entry_block(arg_locs=[ir.Location.name(vi.name) for vi in loaded.inputs])
+        for vi, arg in zip(loaded.inputs, entry.arguments):
+            values[vi.name] = arg
+        with ir.InsertionPoint(entry):
+            for node in nodes:
+                if node.index in foldable:
+                    continue
+                loc = ir.Location.name(node.label)
+                builder.at(node, loc)
+                inputs = [values[name] if name else None for name in node.proto.input]
+                impl = table[node.op_type].impl(node.opset)
+                try:
+                    with loc:
+                        outputs = impl(builder, node, inputs)
+                except (ValueError, IndexError, ArithmeticError) as e:
+                    # numpy refusing a folded op's operands (an index out of range…)
+                    raise builder.error(str(e)) from e
+                if not isinstance(outputs, (list, tuple)):
+                    outputs = [outputs]
+                for name, value in zip(node.outputs, outputs):
+                    if name:
+                        values[name] = value
+            results = []
+            for out in graph.output:
+                if out.name not in values:
+                    raise FrontendError(f"{loaded.source}: graph output '{out.name}' is not "
+                                        "computed by any node")
+                builder.at(None, ir.Location.name(out.name))  # for an output that is a constant
+                results.append(builder.value(values[out.name]))
+            func.ReturnOp(results)
+        fn.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(arg_types, [r.type for r in results]))
+        fn.arg_attrs = ir.ArrayAttr.get([_name_attr(vi.name) for vi in loaded.inputs])
+        fn.res_attrs = ir.ArrayAttr.get([_name_attr(o.name) for o in graph.output])
+    verify_module(module)
+    return module
+
+
+def _name_attr(name: str) -> ir.DictAttr:
+    return ir.DictAttr.get({NAME_ATTR: ir.StringAttr.get(name)})
