@@ -132,4 +132,164 @@ irdl.dialect @graph {
     %a0 = irdl.base "#builtin.dense_array"
     irdl.attributes {"axes" = %a0}
   }
+  irdl.operation @sum {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.integer"
+    irdl.attributes {"axes" = %a0, "keepdims" = %a1}
+  }
+  irdl.operation @mean {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.integer"
+    irdl.attributes {"axes" = %a0, "keepdims" = %a1}
+  }
+  irdl.operation @max {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.integer"
+    irdl.attributes {"axes" = %a0, "keepdims" = %a1}
+  }
+  irdl.operation @min {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.integer"
+    irdl.attributes {"axes" = %a0, "keepdims" = %a1}
+  }
+  irdl.operation @leaky_relu {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.float"
+    irdl.attributes {"alpha" = %a0}
+  }
+  irdl.operation @clip {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.float"
+    %a1 = irdl.base "#builtin.float"
+    irdl.attributes {"min" = %a0, "max" = %a1}
+  }
+  irdl.operation @gelu {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.string"
+    irdl.attributes {"approximate" = %a0}
+  }
+  irdl.operation @astype {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.type"
+    irdl.attributes {"dtype" = %a0}
+  }
+  irdl.operation @softmax {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %a0}
+  }
+  irdl.operation @layer_norm {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    %o2 = irdl.any
+    irdl.operands(x: %o0, gamma: %o1, beta: %o2)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.float"
+    irdl.attributes {"axes" = %a0, "epsilon" = %a1}
+  }
+  irdl.operation @conv2d {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(x: %o0, w: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.dense_array"
+    %a2 = irdl.base "#builtin.dense_array"
+    %a3 = irdl.base "#builtin.integer"
+    irdl.attributes {"strides" = %a0, "padding" = %a1, "dilation" = %a2, "groups" = %a3}
+  }
+  irdl.operation @max_pool2d {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.dense_array"
+    %a2 = irdl.base "#builtin.dense_array"
+    %a3 = irdl.base "#builtin.dense_array"
+    %a4 = irdl.base "#builtin.integer"
+    irdl.attributes {"kernel" = %a0, "strides" = %a1, "padding" = %a2, "dilation" = %a3, "ceil_mode" = %a4}
+  }
+  irdl.operation @avg_pool2d {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.dense_array"
+    %a2 = irdl.base "#builtin.dense_array"
+    %a3 = irdl.base "#builtin.dense_array"
+    %a4 = irdl.base "#builtin.integer"
+    %a5 = irdl.base "#builtin.integer"
+    irdl.attributes {"kernel" = %a0, "strides" = %a1, "padding" = %a2, "dilation" = %a3, "ceil_mode" = %a4, "count_include_pad" = %a5}
+  }
+  irdl.operation @reshape {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"shape" = %a0}
+  }
+  irdl.operation @broadcast_to {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"shape" = %a0}
+  }
+  irdl.operation @strided_slice {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.dense_array"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"begin" = %a0, "end" = %a1, "strides" = %a2}
+  }
+  irdl.operation @take {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(x: %o0, indices: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %a0}
+  }
 }

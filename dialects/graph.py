@@ -12,10 +12,12 @@ What is not an op here is upstream: graph functions are ``func.func``, constants
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from mlir import ir
 from mlir.dialects import func, tensor
 
@@ -35,7 +37,7 @@ PRIMITIVE_ATTR = "graph.primitive"  # on a private func.func: a fused group, one
 
 def broadcast_shapes(*shapes: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """numpy broadcasting of static/dynamic (``None``) shapes."""
-    rank = max(len(s) for s in shapes)
+    rank = builtins.max(len(s) for s in shapes)
     out: list[int | None] = []
     for axis in range(rank):
         dims = [s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0]
@@ -173,6 +175,504 @@ _declare(OpDef(DIALECT, "permute_dims", ("x",), _permute_dims,
                pattern="injective", evaluate=lambda x, axes: np.transpose(x, axes)))
 
 
+# ----------------------------------------------------------------------------------------------
+# Neural-network, reduction and shape ops: attribute checks and shape rules
+
+_FLOAT_TYPES = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)
+
+
+def is_float_type(t: ir.Type) -> bool:
+    return isinstance(t, _FLOAT_TYPES)
+
+
+def is_signless_int_type(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_signless
+
+
+def _require_float(spec: TensorSpec, operand: str = "x") -> None:
+    if not is_float_type(spec.element_type):
+        raise ShapeError(f"{operand} must have a floating-point element type, got "
+                         f"{spec.element_type}")
+
+
+def _require_numeric(spec: TensorSpec, operand: str = "x") -> None:
+    t = spec.element_type
+    if not (is_float_type(t) or is_signless_int_type(t)):
+        raise ShapeError(f"{operand} must have a float or signless integer element type, got {t}")
+
+
+def _count(attrs: dict[str, Any], name: str, n: int) -> list[int]:
+    values = list(attrs[name])
+    if len(values) != n:
+        raise ShapeError(f"{name} must have {n} entries, got {values}")
+    return values
+
+
+def _all_at_least(attrs: dict[str, Any], name: str, n: int, low: int) -> list[int]:
+    values = _count(attrs, name, n)
+    if any(v < low for v in values):
+        word = "positive" if low == 1 else f">= {low}"
+        raise ShapeError(f"{name} must be {word}, got {values}")
+    return values
+
+
+def _flag(attrs: dict[str, Any], name: str) -> None:
+    if attrs[name] not in (0, 1):
+        raise ShapeError(f"{name} must be 0 or 1, got {attrs[name]}")
+
+
+def _axis(axis: int, rank: int, name: str = "axis") -> None:
+    if not 0 <= axis < rank:
+        raise ShapeError(f"{name} {axis} is out of range for rank {rank} (must be in [0, {rank}))")
+
+
+def _axes(axes: Sequence[int], rank: int) -> None:
+    for a in axes:
+        _axis(a, rank, "axis")
+    if list(axes) != sorted(set(axes)):
+        raise ShapeError(f"axes {list(axes)} must be sorted and unique")
+
+
+def _leaky_relu_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+    _require_float(specs[0])
+
+
+def _clip_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+    _require_numeric(specs[0])
+    if math.isnan(attrs["min"]) or math.isnan(attrs["max"]):
+        raise ShapeError(f"min and max must not be NaN, got min={attrs['min']}, max={attrs['max']}")
+
+
+def _gelu_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+    _require_float(specs[0])
+    if attrs["approximate"] not in ("none", "tanh"):
+        raise ShapeError(f'approximate must be "none" or "tanh", got "{attrs["approximate"]}"')
+
+
+def _astype(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    target = attrs["dtype"]
+    _require_numeric(x)
+    if not (is_float_type(target) or is_signless_int_type(target)):
+        raise ShapeError(f"dtype must be a float or signless integer type, got {target}")
+    return [TensorSpec(x.shape, target)]
+
+
+def _reduction(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    axes, keep = attrs["axes"], attrs["keepdims"]
+    _axes(axes, x.rank)
+    _flag(attrs, "keepdims")
+    shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes)
+    return [TensorSpec(shape, x.element_type)]
+
+
+def _softmax(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    _require_float(x)
+    _axis(attrs["axis"], x.rank)
+    return [x]
+
+
+def _layer_norm(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    x, gamma, beta = specs
+    _require_float(x)
+    _same_element_type(specs)
+    axes = list(attrs["axes"])
+    if not axes or axes != list(range(axes[0], x.rank)):
+        raise ShapeError(f"axes {axes} must be the trailing axes of x (rank {x.rank}), e.g. "
+                         f"[{x.rank - 1}]")
+    normalized = x.shape[axes[0]:]
+    for name, spec in (("gamma", gamma), ("beta", beta)):
+        if spec.rank != len(normalized) or any(
+                a is not None and b is not None and a != b for a, b in zip(spec.shape, normalized)):
+            raise ShapeError(f"{name} has shape {_fmt(spec.shape)} but the normalized dims of x "
+                             f"{_fmt(x.shape)} are {_fmt(normalized)}")
+    if attrs["epsilon"] < 0 or math.isnan(attrs["epsilon"]):
+        raise ShapeError(f"epsilon must be >= 0, got {attrs['epsilon']}")
+    return [x]
+
+
+def window_output_size(size: int | None, kernel: int | None, stride: int, pad_lo: int,
+                       pad_hi: int, dilation: int, ceil_mode: int = 0) -> int | None:
+    """Output length of a sliding window (convolution or pooling) along one axis; ``None``
+    when the input or kernel length is dynamic. Ceil mode follows ONNX/PyTorch: the last
+    window must start inside the input or its leading padding."""
+    if size is None or kernel is None:
+        return None
+    span = size + pad_lo + pad_hi - (dilation * (kernel - 1) + 1)
+    if span < 0:
+        raise ShapeError(f"the window (kernel {kernel}, dilation {dilation}) is larger than the "
+                         f"padded input ({size} + padding {pad_lo} + {pad_hi})")
+    if not ceil_mode:
+        return span // stride + 1
+    out = -(-span // stride) + 1
+    if (out - 1) * stride >= size + pad_lo:
+        out -= 1
+    return out
+
+
+def _window_attrs(attrs: dict[str, Any]) -> None:
+    _all_at_least(attrs, "strides", 2, 1)
+    _all_at_least(attrs, "padding", 4, 0)
+    _all_at_least(attrs, "dilation", 2, 1)
+
+
+def _conv2d_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+    _window_attrs(attrs)
+    if attrs["groups"] < 1:
+        raise ShapeError(f"groups must be positive, got {attrs['groups']}")
+
+
+def _conv2d(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    x, w = specs
+    elem = _same_element_type(specs)
+    _require_numeric(x)
+    if x.rank != 4 or w.rank != 4:
+        raise ShapeError(f"x must be NCHW and w OIHW (rank 4), got x {_fmt(x.shape)} and "
+                         f"w {_fmt(w.shape)}")
+    groups = attrs["groups"]
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    if c is not None and c % groups:
+        raise ShapeError(f"x has {c} channels, not a multiple of groups={groups}")
+    if o is not None and o % groups:
+        raise ShapeError(f"w has {o} output channels, not a multiple of groups={groups}")
+    if c is not None and cg is not None and cg * groups != c:
+        raise ShapeError(f"w {_fmt(w.shape)} expects {cg} channels per group ({cg * groups} "
+                         f"with groups={groups}) but x {_fmt(x.shape)} has {c}")
+    (sh, sw), (pt, pl, pb, pr), (dh, dw) = attrs["strides"], attrs["padding"], attrs["dilation"]
+    oh = window_output_size(h, kh, sh, pt, pb, dh)
+    ow = window_output_size(wd, kw, sw, pl, pr, dw)
+    return [TensorSpec((n, o, oh, ow), elem)]
+
+
+def _pool_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+    kernel = _all_at_least(attrs, "kernel", 2, 1)
+    _window_attrs(attrs)
+    _flag(attrs, "ceil_mode")
+    if "count_include_pad" in attrs:
+        _flag(attrs, "count_include_pad")
+    pads, dilation = attrs["padding"], attrs["dilation"]
+    extent = [dilation[i % 2] * (kernel[i % 2] - 1) + 1 for i in range(4)]
+    if any(p >= e for p, e in zip(pads, extent)):
+        raise ShapeError(f"padding {list(pads)} must be smaller than the (dilated) window "
+                         f"{extent[:2]} so that no window lies entirely in the padding")
+
+
+def _pool(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    _require_numeric(x)
+    if x.rank != 4:
+        raise ShapeError(f"x must be NCHW (rank 4), got {_fmt(x.shape)}")
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw) = attrs["kernel"], attrs["strides"]
+    (pt, pl, pb, pr), (dh, dw) = attrs["padding"], attrs["dilation"]
+    oh = window_output_size(h, kh, sh, pt, pb, dh, attrs["ceil_mode"])
+    ow = window_output_size(w, kw, sw, pl, pr, dw, attrs["ceil_mode"])
+    return [TensorSpec((n, c, oh, ow), x.element_type)]
+
+
+def _reshape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    shape = tuple(attrs["shape"])
+    if any(d < 1 for d in shape):
+        raise ShapeError(f"shape {list(shape)} must be the full static result shape (every "
+                         "dim >= 1; no -1 or 0)")
+    if all(d is not None for d in x.shape) and math.prod(x.shape) != math.prod(shape):
+        raise ShapeError(f"cannot reshape {_fmt(x.shape)} ({math.prod(x.shape)} elements) to "
+                         f"{list(shape)} ({math.prod(shape)} elements)")
+    return [TensorSpec(shape, x.element_type)]
+
+
+def _broadcast_to(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    shape = tuple(attrs["shape"])
+    if any(d < 1 for d in shape):
+        raise ShapeError(f"shape {list(shape)} must have every dim >= 1")
+    if len(shape) < x.rank:
+        raise ShapeError(f"cannot broadcast {_fmt(x.shape)} to the lower rank {list(shape)}")
+    for axis, d in enumerate(x.shape):
+        target = shape[len(shape) - x.rank + axis]
+        if d is not None and d != 1 and d != target:
+            raise ShapeError(f"cannot broadcast {_fmt(x.shape)} to {list(shape)} (dimension "
+                             f"{axis} is {d}, the target's is {target})")
+    return [TensorSpec(shape, x.element_type)]
+
+
+def slice_length(size: int, begin: int, end: int, stride: int) -> int:
+    """Elements of ``x[begin:end:stride]`` along an axis of ``size`` elements, with the
+    normalised bounds of ``strided_slice`` (``end = -1`` with a negative stride: through
+    index 0)."""
+    if stride > 0:
+        lo, hi = builtins.min(begin, size), builtins.min(end, size)
+        return builtins.max(0, -(-(hi - lo) // stride))
+    lo, hi = builtins.max(end, -1), builtins.min(begin, size - 1)
+    return builtins.max(0, -(-(hi - lo) // -stride))
+
+
+def _strided_slice(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    begin = _count(attrs, "begin", x.rank)
+    end = _count(attrs, "end", x.rank)
+    strides = _count(attrs, "strides", x.rank)
+    shape: list[int | None] = []
+    for axis, (n, b, e, s) in enumerate(zip(x.shape, begin, end, strides)):
+        if s == 0:
+            raise ShapeError(f"strides {strides}: the stride of axis {axis} is 0")
+        if b < 0 or e < -1:
+            raise ShapeError(f"axis {axis}: begin {b} must be >= 0 and end {e} >= -1 (bounds "
+                             "are normalised; end -1 with a negative stride means through 0)")
+        if n is None:
+            shape.append(None)
+            continue
+        length = slice_length(n, b, e, s)
+        if length == 0:
+            raise ShapeError(f"axis {axis}: the slice {b}:{e}:{s} of {n} elements is empty")
+        shape.append(length)
+    return [TensorSpec(tuple(shape), x.element_type)]
+
+
+def _take(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    x, indices = specs
+    t = indices.element_type
+    if not (is_signless_int_type(t) and ir.IntegerType(t).width in (32, 64)):
+        raise ShapeError(f"indices must be i32 or i64, got {t}")
+    axis = attrs["axis"]
+    _axis(axis, x.rank)
+    return [TensorSpec(x.shape[:axis] + indices.shape + x.shape[axis + 1:], x.element_type)]
+
+
+# ----------------------------------------------------------------------------------------------
+# Their numpy semantics (``evaluate``)
+
+_NUMPY_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
+                 "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+
+
+def numpy_dtype(t: ir.Type | str) -> np.dtype:
+    key = str(t)
+    if key not in _NUMPY_DTYPES:
+        raise ShapeError(f"element type {key} has no numpy equivalent")
+    return np.dtype(_NUMPY_DTYPES[key])
+
+
+def _np_clip(x: np.ndarray, min: float, max: float) -> np.ndarray:  # noqa: A002 - attr names
+    if np.issubdtype(x.dtype, np.integer):
+        info = np.iinfo(x.dtype)
+        lo = info.min if min == -math.inf else builtins.max(info.min, math.ceil(min))
+        hi = info.max if max == math.inf else builtins.min(info.max, math.floor(max))
+        return np.minimum(np.maximum(x, x.dtype.type(lo)), x.dtype.type(hi))
+    return np.minimum(np.maximum(x, x.dtype.type(min)), x.dtype.type(max))
+
+
+def _np_gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    v = x.astype(np.float64)
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)
+        return (0.5 * v * (1 + np.tanh(inner))).astype(x.dtype)
+    return (0.5 * v * (1 + _erf(v / math.sqrt(2)))).astype(x.dtype)
+
+
+def _np_reduce(fn):
+    def evaluate(x: np.ndarray, axes: Sequence[int], keepdims: int) -> np.ndarray:
+        return fn(x, axis=tuple(axes), keepdims=bool(keepdims))
+    return evaluate
+
+
+def _np_mean(x: np.ndarray, axes: Sequence[int], keepdims: int) -> np.ndarray:
+    total = np.sum(x, axis=tuple(axes), keepdims=bool(keepdims), dtype=x.dtype)
+    count = math.prod(x.shape[a] for a in axes)
+    return _divide(total, np.asarray(count, x.dtype)).astype(x.dtype)
+
+
+def _np_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _np_layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, axes: Sequence[int],
+                   epsilon: float) -> np.ndarray:
+    axes = tuple(axes)
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.mean(np.square(x - mean), axis=axes, keepdims=True)
+    return ((x - mean) / np.sqrt(var + x.dtype.type(epsilon)) * gamma + beta).astype(x.dtype)
+
+
+def _np_windows(padded: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
+                dilation: Sequence[int]) -> np.ndarray:
+    """Every window of an NCHW array as a view ``[N, C, OH, OW, KH, KW]``."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilation
+    view = sliding_window_view(padded, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
+    return view[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+def _np_conv2d(x: np.ndarray, w: np.ndarray, strides: Sequence[int], padding: Sequence[int],
+               dilation: Sequence[int], groups: int) -> np.ndarray:
+    pt, pl, pb, pr = padding
+    padded = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    win = _np_windows(padded, w.shape[2:], strides, dilation)
+    n, c, oh, ow, kh, kw = win.shape
+    o = w.shape[0]
+    win = win.reshape(n, groups, c // groups, oh, ow, kh, kw)
+    wg = w.reshape(groups, o // groups, c // groups, kh, kw)
+    out = np.einsum("ngchwij,gocij->ngohw", win, wg)
+    return out.reshape(n, o, oh, ow).astype(x.dtype)
+
+
+def _np_pool_out(x: np.ndarray, kernel, strides, padding, dilation, ceil_mode) -> list[int]:
+    pt, pl, pb, pr = padding
+    return [window_output_size(x.shape[2], kernel[0], strides[0], pt, pb, dilation[0], ceil_mode),
+            window_output_size(x.shape[3], kernel[1], strides[1], pl, pr, dilation[1], ceil_mode)]
+
+
+def _np_pool_windows(x: np.ndarray, fill: Any, out: Sequence[int], kernel: Sequence[int],
+                     strides: Sequence[int], padding: Sequence[int], dilation: Sequence[int]
+                     ) -> np.ndarray:
+    """The ``out`` windows along H and W of ``x`` padded with ``fill`` (also past the
+    bottom/right padding, where ceil mode reads)."""
+    pt, pl, pb, pr = padding
+    need = [(o - 1) * s + d * (k - 1) + 1 for o, s, d, k in zip(out, strides, dilation, kernel)]
+    extra_h = builtins.max(0, need[0] - (x.shape[2] + pt + pb))
+    extra_w = builtins.max(0, need[1] - (x.shape[3] + pl + pr))
+    padded = np.pad(x, ((0, 0), (0, 0), (pt, pb + extra_h), (pl, pr + extra_w)),
+                    constant_values=fill)
+    return _np_windows(padded, kernel, strides, dilation)[:, :, :out[0], :out[1]]
+
+
+def _np_max_pool2d(x: np.ndarray, kernel, strides, padding, dilation, ceil_mode) -> np.ndarray:
+    lowest = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
+    out = _np_pool_out(x, kernel, strides, padding, dilation, ceil_mode)
+    return _np_pool_windows(x, lowest, out, kernel, strides, padding, dilation).max(axis=(-2, -1))
+
+
+def pool_divisors(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+                  padding: Sequence[int], dilation: Sequence[int], ceil_mode: int,
+                  count_include_pad: int) -> np.ndarray:
+    """``[OH, OW]``: how many taps of each average-pooling window are counted: those inside the
+    input, or with ``count_include_pad`` inside the input and its explicit padding (never the
+    extra region ceil mode reads past the padding)."""
+    h, w = spatial
+    pt, pl, pb, pr = padding
+    out = [window_output_size(h, kernel[0], strides[0], pt, pb, dilation[0], ceil_mode),
+           window_output_size(w, kernel[1], strides[1], pl, pr, dilation[1], ceil_mode)]
+    if count_include_pad:
+        counted = np.ones((1, 1, h + pt + pb, w + pl + pr), np.int64)
+        padding = (0, 0, 0, 0)
+    else:
+        counted = np.ones((1, 1, h, w), np.int64)
+    return _np_pool_windows(counted, 0, out, kernel, strides, padding, dilation).sum(
+        axis=(-2, -1))[0, 0]
+
+
+def _np_avg_pool2d(x: np.ndarray, kernel, strides, padding, dilation, ceil_mode,
+                   count_include_pad) -> np.ndarray:
+    out = _np_pool_out(x, kernel, strides, padding, dilation, ceil_mode)
+    total = _np_pool_windows(x, 0, out, kernel, strides, padding, dilation).sum(
+        axis=(-2, -1), dtype=x.dtype)
+    divisors = pool_divisors(x.shape[2:], kernel, strides, padding, dilation, ceil_mode,
+                             count_include_pad)
+    return _divide(total, divisors.astype(x.dtype)).astype(x.dtype)
+
+
+def _np_strided_slice(x: np.ndarray, begin: Sequence[int], end: Sequence[int],
+                      strides: Sequence[int]) -> np.ndarray:
+    index = tuple(slice(b, e if (s > 0 or e >= 0) else None, s)
+                  for b, e, s in zip(begin, end, strides))
+    return np.ascontiguousarray(x[index])
+
+
+def _np_take(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    n = x.shape[axis]
+    if np.any((indices < -n) | (indices >= n)):
+        raise IndexError(f"take: indices out of range for an axis of {n} elements")
+    return np.take(x, np.where(indices < 0, indices + n, indices), axis=axis)
+
+
+_REDUCTIONS = {
+    "sum": ("sum", _np_reduce(lambda x, **kw: np.sum(x, dtype=x.dtype, **kw))),
+    "mean": ("mean (integers: the sum divided with truncation)", _np_mean),
+    "max": ("maximum", _np_reduce(np.max)),
+    "min": ("minimum", _np_reduce(np.min)),
+}
+for _name, (_doc, _fn) in _REDUCTIONS.items():
+    _declare(OpDef(DIALECT, _name, ("x",), _reduction,
+                   attrs=(AttrDef("axes", "ints", "the reduced axes (sorted, unique, >= 0)"),
+                          AttrDef("keepdims", "int", "1: reduced axes stay as size 1")),
+                   summary=f"Reduction: the {_doc} over `axes` (numpy semantics).",
+                   pattern="reduction", evaluate=_fn))
+
+_declare(OpDef(DIALECT, "leaky_relu", ("x",), _unary,
+               attrs=(AttrDef("alpha", "float", "slope for x < 0"),),
+               check=_leaky_relu_check, summary="x if x >= 0 else alpha * x.",
+               pattern="elementwise",
+               evaluate=lambda x, alpha: np.where(x >= 0, x, x * x.dtype.type(alpha))))
+_declare(OpDef(DIALECT, "clip", ("x",), _unary,
+               attrs=(AttrDef("min", "float", "lower bound (-inf: none)"),
+                      AttrDef("max", "float", "upper bound (+inf: none)")),
+               check=_clip_check, summary="min(max(x, min), max).", pattern="elementwise",
+               evaluate=_np_clip))
+_declare(OpDef(DIALECT, "gelu", ("x",), _unary,
+               attrs=(AttrDef("approximate", "str", '"none" (erf) or "tanh"'),),
+               check=_gelu_check,
+               summary="0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation.",
+               pattern="elementwise", evaluate=_np_gelu))
+_declare(OpDef(DIALECT, "astype", ("x",), _astype,
+               attrs=(AttrDef("dtype", "type", "the result element type (f32, i64, ...)"),),
+               summary="Elementwise conversion (float to int truncates toward zero; to i1: != 0).",
+               pattern="elementwise",
+               evaluate=lambda x, dtype: x.astype(numpy_dtype(dtype))))
+_declare(OpDef(DIALECT, "softmax", ("x",), _softmax,
+               attrs=(AttrDef("axis", "int", "the normalised axis (>= 0)"),),
+               summary="exp(x - max) / sum(exp(x - max)) along `axis`.",
+               pattern="reduction", evaluate=_np_softmax))
+_declare(OpDef(DIALECT, "layer_norm", ("x", "gamma", "beta"), _layer_norm,
+               attrs=(AttrDef("axes", "ints", "the trailing axes normalised"),
+                      AttrDef("epsilon", "float", "added to the variance")),
+               summary="(x - mean) / sqrt(var + epsilon) * gamma + beta over the trailing "
+                       "`axes`; gamma and beta have the shape of those axes.",
+               pattern="reduction", evaluate=_np_layer_norm))
+_declare(OpDef(DIALECT, "conv2d", ("x", "w"), _conv2d,
+               attrs=(AttrDef("strides", "ints", "[sh, sw]"),
+                      AttrDef("padding", "ints", "[top, left, bottom, right]"),
+                      AttrDef("dilation", "ints", "[dh, dw]"),
+                      AttrDef("groups", "int", "channel groups (C for depthwise)")),
+               check=_conv2d_check,
+               summary="2-D convolution, x NCHW, w [O, C/groups, KH, KW], no bias.",
+               pattern="anchor", evaluate=_np_conv2d))
+_POOL_ATTRS = (AttrDef("kernel", "ints", "[kh, kw]"), AttrDef("strides", "ints", "[sh, sw]"),
+               AttrDef("padding", "ints", "[top, left, bottom, right]"),
+               AttrDef("dilation", "ints", "[dh, dw]"),
+               AttrDef("ceil_mode", "int", "1: output sizes rounded up (ONNX/PyTorch rule)"))
+_declare(OpDef(DIALECT, "max_pool2d", ("x",), _pool, attrs=_POOL_ATTRS, check=_pool_check,
+               summary="2-D max pooling of NCHW x; padding never wins.",
+               pattern="anchor", evaluate=_np_max_pool2d))
+_declare(OpDef(DIALECT, "avg_pool2d", ("x",), _pool,
+               attrs=_POOL_ATTRS + (AttrDef("count_include_pad", "int",
+                                            "1: the divisor counts explicit padding"),),
+               check=_pool_check, summary="2-D average pooling of NCHW x.",
+               pattern="anchor", evaluate=_np_avg_pool2d))
+_declare(OpDef(DIALECT, "reshape", ("x",), _reshape,
+               attrs=(AttrDef("shape", "ints", "the full static result shape"),),
+               summary="Row-major reshape (a view).", pattern="injective",
+               evaluate=lambda x, shape: np.reshape(x, shape)))
+_declare(OpDef(DIALECT, "broadcast_to", ("x",), _broadcast_to,
+               attrs=(AttrDef("shape", "ints", "the result shape"),),
+               summary="numpy.broadcast_to.", pattern="injective",
+               evaluate=lambda x, shape: np.ascontiguousarray(np.broadcast_to(x, shape))))
+_declare(OpDef(DIALECT, "strided_slice", ("x",), _strided_slice,
+               attrs=(AttrDef("begin", "ints", "per axis, >= 0"),
+                      AttrDef("end", "ints", "per axis, exclusive (-1 with a negative stride: "
+                                             "through index 0)"),
+                      AttrDef("strides", "ints", "per axis, non-zero")),
+               summary="x[begin:end:stride] per axis (numpy basic slicing, normalised bounds).",
+               pattern="injective", evaluate=_np_strided_slice))
+_declare(OpDef(DIALECT, "take", ("x", "indices"), _take,
+               attrs=(AttrDef("axis", "int", "the axis indexed"),),
+               summary="numpy.take along `axis`; negative indices count from the end.",
+               pattern="injective", evaluate=_np_take))
+
+
 def irdl_text() -> str:
     return irdl_dialect(DIALECT, list(OPS.values()))
 
@@ -197,6 +697,13 @@ def build(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None 
     unknown = sorted(set(attrs) - {a.name for a in opdef.attrs})
     if missing or unknown:
         raise ShapeError(f"'{opdef.full_name}': missing attributes {missing}, unknown {unknown}")
+    # Through the IR attributes and back: checks and shape rules see the values the verifier
+    # will see (lists of ints, an ir.Type for a type given as "i64").
+    try:
+        ir_attrs = {a.name: a.make(attrs[a.name]) for a in opdef.attrs}
+        attrs = {a.name: a.read(ir_attrs[a.name]) for a in opdef.attrs}
+    except (TypeError, ValueError, ir.MLIRError) as e:
+        raise ShapeError(f"'{opdef.full_name}': bad attribute value: {e}") from None
     specs = [TensorSpec.of(v.type) for v in operands]
     try:
         if opdef.check:
@@ -204,7 +711,6 @@ def build(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None 
         results = opdef.infer(specs, attrs)
     except ShapeError as e:
         raise ShapeError(f"'{opdef.full_name}': {e}") from None
-    ir_attrs = {a.name: a.make(attrs[a.name]) for a in opdef.attrs}
     op = ir.Operation.create(opdef.full_name, results=[r.to_type() for r in results],
                              operands=list(operands), attributes=ir_attrs, loc=loc)
     return op.results[0] if len(op.results) == 1 else list(op.results)

@@ -25,7 +25,8 @@ _ATTR_KINDS: dict[str, tuple[str, Callable[[ir.Attribute], Any], Callable[[Any],
     "floats": ("#builtin.dense_array", lambda a: [float(x) for x in ir.DenseF64ArrayAttr(a)],
                lambda v: ir.DenseF64ArrayAttr.get([float(x) for x in v])),
     "str": ("#builtin.string", lambda a: ir.StringAttr(a).value, lambda v: ir.StringAttr.get(v)),
-    "type": ("#builtin.type", lambda a: ir.TypeAttr(a).value, lambda v: ir.TypeAttr.get(v)),
+    "type": ("#builtin.type", lambda a: ir.TypeAttr(a).value,
+             lambda v: ir.TypeAttr.get(ir.Type.parse(v) if isinstance(v, str) else v)),
     "dense": ("#builtin.dense_elements", lambda a: a, lambda v: v),
 }
 

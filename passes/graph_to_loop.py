@@ -109,10 +109,10 @@ def emit_blocks(op: ir.Operation, inputs: Sequence[ir.Value], dests: Sequence[ir
         if str(error).split(": error: ", 1)[0].count(":") >= 2:
             raise  # already located
         raise LoweringError(located(op.location, str(error))) from None
-    if [str(r.type) for r in results] != [str(d.type) for d in dests]:
+    if [str(r.type) for r in results] != [str(r.type) for r in op.results]:
         raise LoweringError(located(op.location, f"lowering of '{op.name}' produced "
                                     f"{[str(r.type) for r in results]}, expected "
-                                    f"{[str(d.type) for d in dests]}"))
+                                    f"{[str(r.type) for r in op.results]}"))
     return results
 
 
@@ -140,6 +140,9 @@ class GraphToLoop(ModulePass):
     def _lower_to_call(self, module: ir.Operation, op: ir.Operation, rules: dict[str, Rule],
                        kernels: dict[tuple, str], symbols: set[str]) -> None:
         rule = _rule_for(op, rules)
+        if rule.view:  # a view stays in the graph function: no kernel, no destination
+            self._lower_in_place(op, rules, set())
+            return
         key = (op.name, tuple(str(v.type) for v in op.operands),
                tuple(str(r.type) for r in op.results),
                tuple(sorted((k, str(v)) for k, v in op.attributes.items())))
@@ -182,17 +185,23 @@ class GraphToLoop(ModulePass):
                 func.ReturnOp(results)
 
     @staticmethod
-    def _lower_primitive(fn: func.FuncOp, rules: dict[str, Rule]) -> None:
+    def _lower_in_place(op: ir.Operation, rules: dict[str, Rule], used: set[str]) -> None:
+        """Replace ``op`` by its blocks (or view) where it stands."""
+        rule = _rule_for(op, rules)
+        with ir.InsertionPoint(op), op.location:
+            inputs = list(op.operands)
+            dests = [] if rule.view else dest_values(op, inputs, rule)
+            results = emit_blocks(op, inputs, dests, used, rules)
+        for old, new in zip(op.results, results):
+            old.replace_all_uses_with(new)
+        op.erase()
+
+    @classmethod
+    def _lower_primitive(cls, fn: func.FuncOp, rules: dict[str, Rule]) -> None:
         """Lower a fused group in place: one kernel with one block per graph op."""
         used: set[str] = set()
         for op in graph_ops(fn.operation):
-            with ir.InsertionPoint(op), op.location:
-                inputs = list(op.operands)
-                dests = dest_values(op, inputs, _rule_for(op, rules))
-                results = emit_blocks(op, inputs, dests, used, rules)
-            for old, new in zip(op.results, results):
-                old.replace_all_uses_with(new)
-            op.erase()
+            cls._lower_in_place(op, rules, used)
         fn.attributes[KERNEL_ATTR] = ir.UnitAttr.get()
 
 

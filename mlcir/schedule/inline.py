@@ -78,6 +78,9 @@ def check_inlinable(module: ir.Module, func_name: str, block: str) -> str | None
         n_inputs = len(op.opview.inputs)
         if any(True for _ in body.arguments[n_inputs].uses):
             return f"block '{block}' reads its destination; it is not a pure elementwise op"
+        if any(o.operation.name == "linalg.index" for o in body.operations):
+            # Its body would be cloned into the consumer's loops, where the indices differ.
+            return f"block '{block}' reads its loop indices (linalg.index, e.g. a gather)"
     return None
 
 

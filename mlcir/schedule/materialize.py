@@ -35,7 +35,7 @@ from mlir.dialects.transform import loop as tloop
 from mlir.dialects.transform import structured, tune
 from mlir.dialects.transform import vector as tvector
 
-from mlcir.dialects.loop import BLOCK_ATTR, SCHEDULED_ATTR
+from mlcir.dialects.loop import BLOCK_ATTR, ITERATORS_ATTR, SCHEDULED_ATTR, iterators_attr
 from mlcir.ir import clone_module
 from mlcir.transform import annotate, apply, match_attr, new_script
 
@@ -255,16 +255,43 @@ class Emitter:
 
     def _groups(self, loops: list[int]) -> list[list[int]]:
         """Consecutive loops emitted by one tiling op: runs of parallel loops, runs of loops
-        bound to GPU axes; every other loop on its own."""
+        bound to the same kind of GPU axis (blocks or threads) on distinct dimensions; every
+        other loop on its own."""
         groups: list[list[int]] = []
         for lid in loops:
-            ann = self.state.loops[lid].annotations
-            kind = "parallel" if ann.get("parallel") else ("bind" if ann.get("bind") else None)
-            if groups and kind and self.state.loops[groups[-1][0]].annotations.get(kind):
+            kind = _group_kind(self.state.loops[lid].annotations)
+            if groups and kind and _group_kind(self.state.loops[groups[-1][0]].annotations) == kind \
+                    and self._joins(groups[-1], lid):
                 groups[-1].append(lid)
             else:
                 groups.append([lid])
         return groups
+
+    def _joins(self, group: list[int], lid: int) -> bool:
+        """Whether loop ``lid`` can join ``group`` in one forall: distinct dims and GPU axes."""
+        dims = {d for l in group for d, _ in self.state.loops[l].parts}
+        axes = {self.state.loops[l].annotations.get("bind") for l in group}
+        loop = self.state.loops[lid]
+        return not dims & {d for d, _ in loop.parts} and \
+            (loop.annotations.get("bind") is None or loop.annotations["bind"] not in axes)
+
+    def _bind_runs(self, block: Block, loops: list[int]) -> list[list[int]]:
+        """``loops`` cut into what one tiling op emits in a nest: consecutive loops bound to
+        the same kind of GPU axis form one multi-dimensional forall (``map_forall_to_blocks``
+        and ``map_nested_forall_to_threads`` map one forall per level), unless a block or a
+        cache is attached between them; every other loop is on its own."""
+        attached = {b.attach.loop for b in self.state.blocks.values()
+                    if b.attach is not None and not b.inlined and b.func == block.func}
+        runs: list[list[int]] = []
+        for lid in loops:
+            kind = _group_kind(self.state.loops[lid].annotations)
+            if runs and kind and kind.startswith("bind") and runs[-1][-1] not in attached \
+                    and _group_kind(self.state.loops[runs[-1][0]].annotations) == kind \
+                    and self._joins(runs[-1], lid):
+                runs[-1].append(lid)
+            else:
+                runs.append([lid])
+        return runs
 
     def _tile_groups(self, block: Block, handle: ir.Value, loops: list[int], path: list[ir.Value],
                      em: Emitted, params: dict[int, ir.Value], dims=lambda d: d,
@@ -289,8 +316,7 @@ class Emitter:
             if ann.get("parallel") or ann.get("bind") or any(l in serial for l in group):
                 mapping = None
                 if ann.get("bind"):
-                    mapping = ir.ArrayAttr.get([_gpu_mapping(self.state.loops[l].annotations["bind"])
-                                                for l in group])
+                    mapping = self._mapping(owner, group, dims)
                 tiled = structured.TileUsingForallOp(any_op(), any_op(), handle, tile_sizes=sizes,
                                                      mapping=mapping)
                 handle, loop_handle = tiled.tiled_op, tiled.forall_op
@@ -318,6 +344,19 @@ class Emitter:
             path.append(loop_handle)
         return handle
 
+    def _mapping(self, owner: Block, group: list[int], dims) -> ir.ArrayAttr:
+        """The GPU mapping of a forall made from bound loops: one entry per tiled dim, in the
+        order of the dims (the order of the forall's induction variables)."""
+        by_dim: dict[int, ir.Attribute] = {}
+        for lid in group:
+            loop = self.state.loops[lid]
+            if len(loop.parts) != 1:
+                raise ScheduleError(f"bind of loop {self.sch._loop_name(loop)} of block "
+                                    f"'{owner.name}': a fused loop cannot be bound to one GPU "
+                                    "axis; bind the loops before fusing them, one axis each")
+            by_dim[dims(loop.parts[0][0])] = _gpu_mapping(loop.annotations["bind"])
+        return ir.ArrayAttr.get([by_dim[d] for d in sorted(by_dim)])
+
     def _emit_loops(self, block: Block, handle: ir.Value, loops: list[int], path: list[ir.Value],
                     em: Emitted, params: dict[int, ir.Value], start: int = 0) -> None:
         """Tile ``block``'s remaining ``loops``, fuse what is computed at them, then shape the
@@ -326,11 +365,12 @@ class Emitter:
         cut = self._implicit_start(block, loops)
         explicit, implicit = loops[:cut], loops[cut:]
         serial = self._serial_forall_loops(block)
-        for lid in explicit:
-            handle = self._tile_groups(block, handle, [lid], path, em, params, serial=serial)
+        for run in self._bind_runs(block, explicit):
+            handle = self._tile_groups(block, handle, run, path, em, params, serial=serial)
             # Blocks computed at this loop (at a one-trip loop: at its parent's level).
-            self._fuse_attached(block, [lid], path, em, params)
-            self._promote_attached_caches(block, lid, handle)
+            self._fuse_attached(block, run, path, em, params)
+            for lid in run:
+                self._promote_attached_caches(block, lid, handle)
         self._shape_implicit(block, handle, implicit, em)
 
     def _fuse_attached(self, block: Block, loops: list[int], path: list[ir.Value], em: Emitted,
@@ -365,12 +405,14 @@ class Emitter:
             generic = structured.GeneralizeOp(handle).transformed
             handle = structured.InterchangeOp(generic, iterator_interchange=perm).transformed
             annotate(handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
-        elif implicit and block.op_name.startswith("linalg.conv") and \
+            # A generic keeps its attributes through the interchange: restate its iterators.
+            annotate(handle, ITERATORS_ATTR, iterators_attr([block.kinds[d] for d in perm]))
+        elif implicit and block.op_name.startswith(("linalg.conv", "linalg.pooling")) and \
                 self.state.loops[implicit[0]].annotations.get("vectorize"):
-            # Convolution tiles vectorize as 1-D convolutions: drop the unit window dims first.
+            # Convolution/pooling tiles vectorize as 1-D ones: drop the unit window dims first.
             handle = structured.DecomposeOp(handle).transformed
         if implicit and self.state.loops[implicit[0]].annotations.get("vectorize"):
-            structured.VectorizeOp(handle)
+            structured.VectorizeOp(handle, vectorize_nd_extract=True)
             em.vectorized.append(block.name)
 
     def _finish(self, em: Emitted) -> None:
@@ -403,6 +445,16 @@ class Emitter:
             factor = self.state.loops[lid].annotations.get("unroll")
             if factor:
                 tloop.LoopUnrollOp(loop_handle, factor=int(factor))
+
+
+def _group_kind(annotations: dict[str, Any]) -> str | None:
+    """What loops a tiling op may group: parallel loops, or loops bound to one kind of GPU
+    axis (``bind:blockIdx`` / ``bind:threadIdx``)."""
+    if annotations.get("parallel"):
+        return "parallel"
+    if annotations.get("bind"):
+        return "bind:" + str(annotations["bind"]).split(".")[0]
+    return None
 
 
 def _gpu_mapping(axis: str) -> ir.Attribute:

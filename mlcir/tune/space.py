@@ -7,7 +7,8 @@ blocks (MetaSchedule's auto-scheduling rules, for a CPU with AVX-512):
    ``linalg.generic`` (a reduction such as softmax's sum), not a named contraction or
    convolution (``compute_inline``).
 2. **Multi-level tiling** of each block with a reduction ("SRSRS"): the two vector dimensions
-   (the last two spatial dims; a convolution's output channels and width) are split in three
+   (the last two spatial dims; an NCHW convolution's or pooling's (output) channels and width)
+   are split in three
    levels ``[outer, middle, register]``, other spatial dims in two, reduction dims in two; the
    loops are ordered ``S-outer R-outer S-middle R-inner S-register``; the register tile is
    vectorized (the reduction steps one at a time around it, so the accumulators stay in
@@ -19,6 +20,10 @@ blocks (MetaSchedule's auto-scheduling rules, for a CPU with AVX-512):
 4. **Elementwise blocks** left: the innermost dimension is split by a sampled vector width and
    vectorized, the outer loop parallel.
 
+Blocks the vectorizer cannot take (an operand read through an expression such as ``oh + kh``,
+other than the NCHW convolution and pooling it decomposes: a grouped convolution as a generic)
+are tiled the same way but not vectorized.
+
 Every sampled value is a decision in the trace, so the space is searched by mutating them.
 """
 
@@ -26,6 +31,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from mlir import ir
+from mlir.dialects import linalg
+
+from mlcir.dialects.loop import BLOCK_ATTR, linalg_ops
 from mlcir.schedule import Schedule, ScheduleError
 from mlcir.schedule.state import REDUCTION, SPATIAL, Block
 from mlcir.target import Target
@@ -55,10 +64,44 @@ def _consumers(sch: Schedule, block: Block) -> list[Block]:
 
 def _vector_dims(block: Block) -> list[int]:
     spatial = [d for d, k in enumerate(block.kinds) if k == SPATIAL and (block.extents[d] or 0) > 1]
-    if block.op_name.startswith("linalg.conv") and len(block.kinds) >= 4:
-        # NCHW convolution: vectorize output channels x width (a 1-D convolution per tile).
+    if block.op_name.startswith(("linalg.conv", "linalg.pooling")) and len(block.kinds) >= 4:
+        # NCHW convolution or pooling: vectorize (output) channels x width (a 1-D convolution
+        # or pooling per tile; the vectorizer handles only 1-D windows).
         return [d for d in (1, 3) if d in spatial]
     return spatial[-2:]
+
+
+# Named ops whose tiles the vectorizer takes although their maps are not projected
+# permutations: NCHW convolution/pooling tiles are decomposed to 1-D ones first.
+_VECTORIZABLE_WINDOWS = ("linalg.conv_2d_nchw_fchw", "linalg.pooling_nchw_")
+
+
+def _vectorizable(sch: Schedule, block: Block) -> bool:
+    """Whether MLIR's vectorizer takes tiles of ``block``: every operand read with plain dims
+    (or a broadcast 0), or a convolution/pooling it knows. Other windowed blocks (a grouped
+    convolution as a generic) stay scalar: vectorizing them fails at materialization."""
+    if block.origin or block.op_name.startswith(_VECTORIZABLE_WINDOWS):
+        return True
+    op = _original_op(sch, block)
+    if op is None:
+        return True
+    for attr in linalg.get_indexing_maps(op):
+        for expr in ir.AffineMapAttr(attr).value.results:
+            if not (isinstance(expr, ir.AffineDimExpr) or
+                    (isinstance(expr, ir.AffineConstantExpr) and expr.value == 0)):
+                return False
+    return True
+
+
+def _original_op(sch: Schedule, block: Block) -> ir.Operation | None:
+    for fn in sch.original.body.operations:
+        if fn.operation.name == "func.func" and \
+                ir.StringAttr(fn.attributes["sym_name"]).value == block.func:
+            for op in linalg_ops(fn.operation):
+                if BLOCK_ATTR in op.attributes and \
+                        ir.StringAttr(op.attributes[BLOCK_ATTR]).value == block.name:
+                    return op
+    return None
 
 
 def _try(fn: Callable[[], object]) -> bool:
@@ -110,7 +153,7 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int) -> object | None:
         sch.reorder(*r_outer, *s_outer, *s_mid, *r_inner, *s_reg)
     else:
         sch.reorder(*s_outer, *r_outer, *s_mid, *r_inner, *s_reg)
-    if s_reg:
+    if s_reg and _vectorizable(sch, block):
         sch.vectorize(s_reg[0])
     if r_inner:
         factor = sch.sample_categorical(UNROLL_FACTORS, [1.0] * len(UNROLL_FACTORS))
@@ -132,7 +175,7 @@ def _epilogues(sch: Schedule, block: Block, attach: object) -> None:
         if not _elementwise(consumer):
             continue
         crv = sch.get_block(consumer.name, consumer.func)
-        if _try(lambda: sch.reverse_compute_at(crv, attach)):
+        if _try(lambda: sch.reverse_compute_at(crv, attach)) and _vectorizable(sch, consumer):
             loops = sch.get_loops(crv)
             _try(lambda: sch.vectorize(loops[-1]))
 
@@ -144,7 +187,7 @@ def _tile_elementwise(sch: Schedule, block: Block, threads: int) -> None:
         return
     extent = block.extents[-1] or 1
     widths = [w for w in VECTOR_WIDTHS if extent % w == 0]
-    if widths:
+    if widths and _vectorizable(sch, block):
         width = sch.sample_categorical(widths, [1.0] * len(widths))
         outer, inner = sch.split(loops[-1], [None, width])
         loops = loops[:-1] + [outer, inner]
@@ -154,8 +197,13 @@ def _tile_elementwise(sch: Schedule, block: Block, threads: int) -> None:
 
 
 def default_space(target: Target | str = "llvm") -> SpaceFn:
-    """The default design space (see the module docstring) for ``target``."""
+    """The default design space (see the module docstring) for ``target``; CUDA targets get
+    the GPU space of :mod:`mlcir.tune.space_gpu`."""
     target = Target.parse(target)
+    if target.kind == "cuda":
+        from .space_gpu import gpu_space
+
+        return gpu_space(target)
     threads = target.threads or 1
 
     def space(sch: Schedule) -> None:

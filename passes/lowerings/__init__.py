@@ -44,17 +44,20 @@ class Rule:
     # index Value where it is dynamic (None where static). Unset: the elementwise rule (a
     # dynamic result dim is read from the first input with a dynamic dim at that position).
     dest_dims: Callable[[Sequence[ir.Value], dict[str, Any], int], list[ir.Value | None]] | None = None
+    # A view of its input (reshape): lowered where the op stands, in the graph function or
+    # fused kernel, with no destination and no kernel of its own.
+    view: bool = False
 
 
 RULES: dict[str, Rule] = {}
 
 
-def lowering(*op_names: str, dest_dims=None):
+def lowering(*op_names: str, dest_dims=None, view: bool = False):
     """Decorator registering a rule for ``graph.<name>`` ops."""
 
     def register(fn: LowerFn) -> LowerFn:
         for name in op_names:
-            RULES[name] = Rule(fn, dest_dims)
+            RULES[name] = Rule(fn, dest_dims, view)
         return fn
 
     return register
@@ -62,6 +65,6 @@ def lowering(*op_names: str, dest_dims=None):
 
 def load_all() -> dict[str, Rule]:
     """Import the rule modules (they register themselves) and return the table."""
-    from . import elementwise, linear_algebra  # noqa: F401
+    from . import elementwise, linear_algebra, nn, reduction, shape  # noqa: F401
 
     return RULES

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
 
@@ -170,3 +171,103 @@ FLOAT_UNARY = {
     "tanh": math.tanh,
     "erf": math.erf,
 }
+
+
+# Index values, views and slices ---------------------------------------------------------------
+
+
+def index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def dim(v: ir.Value, axis: int) -> ir.Value:
+    """``tensor.dim``: the size of ``v`` along ``axis`` (an index)."""
+    return tensor.dim(v, index(axis))
+
+
+def size_values(shape: Sequence[int | None], source: ir.Value,
+                axes: Sequence[int] | None = None) -> list[ir.Value]:
+    """The dynamic sizes of ``shape`` read from ``source`` (its dim ``axes[i]`` for result dim
+    ``i``; the same position by default), for ``tensor.empty``/``expand_shape``."""
+    axes = list(range(len(shape))) if axes is None else list(axes)
+    return [dim(source, axes[i]) for i, d in enumerate(shape) if d is None]
+
+
+def _reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g])
+                             for g in groups])
+
+
+def tensor_type(shape: Sequence[int | None], element: ir.Type) -> ir.RankedTensorType:
+    dyn = ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get([dyn if d is None else d for d in shape], element)
+
+
+def collapse(v: ir.Value, groups: Sequence[Sequence[int]]) -> ir.Value:
+    """``tensor.collapse_shape`` of ``v`` merging each group of dims (a view)."""
+    shape = shape_of(v)
+    out: list[int | None] = []
+    for g in groups:
+        sizes = [shape[d] for d in g]
+        out.append(None if None in sizes else int(np.prod(sizes, dtype=np.int64)))
+    return tensor.collapse_shape(tensor_type(out, element_type(v)), v, _reassociation(groups))
+
+
+def expand(v: ir.Value, shape: Sequence[int | None], groups: Sequence[Sequence[int]],
+           dynamic: Sequence[ir.Value] = ()) -> ir.Value:
+    """``tensor.expand_shape`` of ``v`` to ``shape`` (a view); ``dynamic`` gives the sizes of
+    its dynamic dims in order."""
+    dyn = iter(dynamic)
+    values = [next(dyn) for d in shape if d is None]
+    static = [ir.ShapedType.get_dynamic_size() if d is None else d for d in shape]
+    return tensor.expand_shape(tensor_type(shape, element_type(v)), v, _reassociation(groups),
+                               values, static)
+
+
+def extract_slice(v: ir.Value, offsets: Sequence[int | ir.Value],
+                  sizes: Sequence[int | ir.Value], strides: Sequence[int]) -> ir.Value:
+    """``tensor.extract_slice`` (a view); offsets/sizes may be index values."""
+    dyn_off = ir.ShapedType.get_dynamic_stride_or_offset()
+    dyn_size = ir.ShapedType.get_dynamic_size()
+    out_shape = [s if isinstance(s, int) else None for s in sizes]
+    dynamic_offsets = [o for o in offsets if not isinstance(o, int)]
+    dynamic_sizes = [s for s in sizes if not isinstance(s, int)]
+    return tensor.extract_slice(
+        tensor_type(out_shape, element_type(v)), v, dynamic_offsets, dynamic_sizes, [],
+        [o if isinstance(o, int) else dyn_off for o in offsets],
+        [s if isinstance(s, int) else dyn_size for s in sizes], list(strides))
+
+
+def insert_slice(source: ir.Value, dest: ir.Value, offsets: Sequence[int],
+                 sizes: Sequence[int | ir.Value]) -> ir.Value:
+    """``tensor.insert_slice`` of ``source`` into ``dest`` at static offsets, unit strides."""
+    dyn_size = ir.ShapedType.get_dynamic_size()
+    dynamic_sizes = [s for s in sizes if not isinstance(s, int)]
+    return tensor.insert_slice(source, dest, [], dynamic_sizes, [], list(offsets),
+                               [s if isinstance(s, int) else dyn_size for s in sizes],
+                               [1] * len(offsets))
+
+
+def count_scalar(count: ir.Value | int, t: ir.Type) -> ir.Value:
+    """An element count (an int, or an index value) as a scalar of element type ``t``, the
+    divisor of a mean."""
+    if isinstance(count, int):
+        return constant(count, t)
+    as_i64 = arith.index_cast(ir.IntegerType.get_signless(64), count)
+    if is_float(t):
+        return arith.sitofp(t, as_i64)
+    return as_i64 if ir.IntegerType(t).width == 64 else arith.trunci(t, as_i64)
+
+
+def element_count(v: ir.Value, axes: Sequence[int]) -> ir.Value | int:
+    """The number of elements of ``v`` over ``axes``: an int when static, else an index."""
+    shape = shape_of(v)
+    static = int(np.prod([shape[a] for a in axes if shape[a] is not None], dtype=np.int64))
+    dynamic = [dim(v, a) for a in axes if shape[a] is None]
+    if not dynamic:
+        return static
+    total = index(static)
+    for d in dynamic:
+        total = arith.muli(total, d)
+    return total

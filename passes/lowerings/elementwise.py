@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from mlir import ir
-from mlir.dialects import arith, math
+from mlir.dialects import arith
+from mlir.dialects import math as mathd
+
+from mlcir.errors import LoweringError
 
 from . import LoweringContext, lowering
 from . import builders as b
@@ -18,13 +22,13 @@ _PAYLOADS: dict[str, Callable[..., ir.Value]] = {
     "divide": b.div,
     "maximum": b.maximum,
     "minimum": b.minimum,
-    "power": lambda x, y: math.powf(x, y),
+    "power": lambda x, y: mathd.powf(x, y),
     "negative": b.neg,
-    "abs": lambda x: math.absf(x) if b.is_float(x.type) else math.absi(x),
+    "abs": lambda x: mathd.absf(x) if b.is_float(x.type) else mathd.absi(x),
     "relu": lambda x: b.maximum(x, b.constant(0, x.type)),
     "sigmoid": lambda x: arith.divf(b.constant(1.0, x.type),
                                     arith.addf(b.constant(1.0, x.type),
-                                               math.exp(arith.negf(x)))),
+                                               mathd.exp(arith.negf(x)))),
     "ewise_fma": lambda x, y, z: b.add(b.mul(x, y), z),
     **{name: fn for name, fn in b.FLOAT_UNARY.items()},
 }
@@ -45,3 +49,110 @@ def lower_elementwise(cx: LoweringContext) -> list[ir.Value]:
 
 
 lowering(*_PAYLOADS)(lower_elementwise)
+
+
+# Elementwise ops with attributes: the payload depends on them ------------------------------------
+
+
+def _unary_block(cx: LoweringContext, payload: Callable[[ir.Value], ir.Value]) -> list[ir.Value]:
+    (x,) = cx.inputs
+    (dest,) = cx.dests
+    rank = len(b.shape_of(dest))
+    return b.generic(cx.block_name(cx.op_name), [x], [dest],
+                     [b.identity_map(rank), b.identity_map(rank)], [b.PARALLEL] * rank,
+                     lambda v, out: payload(v))
+
+
+@lowering("leaky_relu")
+def lower_leaky_relu(cx: LoweringContext) -> list[ir.Value]:
+    b.require_float("graph.leaky_relu", cx.inputs[0])
+
+    def payload(x: ir.Value) -> ir.Value:
+        nonnegative = arith.cmpf(arith.CmpFPredicate.OGE, x, b.constant(0.0, x.type))
+        return arith.select(nonnegative, x, arith.mulf(x, b.constant(cx.attrs["alpha"], x.type)))
+
+    return _unary_block(cx, payload)
+
+
+@lowering("clip")
+def lower_clip(cx: LoweringContext) -> list[ir.Value]:
+    """min(max(x, lo), hi); an infinite bound is no bound. Integer tensors clip to the
+    integers inside [min, max] (ceil of min, floor of max, within the type's range)."""
+    lo, hi = cx.attrs["min"], cx.attrs["max"]
+
+    def payload(x: ir.Value) -> ir.Value:
+        t = x.type
+        low, high = lo, hi
+        if b.is_int(t):
+            width = ir.IntegerType(t).width
+            tmin, tmax = -(1 << (width - 1)), (1 << (width - 1)) - 1
+            low = -math.inf if lo == -math.inf else max(tmin, min(tmax, math.ceil(lo)))
+            high = math.inf if hi == math.inf else max(tmin, min(tmax, math.floor(hi)))
+        if low != -math.inf:
+            x = b.maximum(x, b.constant(low, t))
+        if high != math.inf:
+            x = b.minimum(x, b.constant(high, t))
+        return x
+
+    return _unary_block(cx, payload)
+
+
+@lowering("gelu")
+def lower_gelu(cx: LoweringContext) -> list[ir.Value]:
+    b.require_float("graph.gelu", cx.inputs[0])
+    tanh_form = cx.attrs["approximate"] == "tanh"
+
+    def payload(x: ir.Value) -> ir.Value:
+        t = x.type
+        if tanh_form:  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+            cube = arith.mulf(arith.mulf(x, x), x)
+            inner = arith.addf(x, arith.mulf(b.constant(0.044715, t), cube))
+            g = mathd.tanh(arith.mulf(b.constant(math.sqrt(2 / math.pi), t), inner))
+        else:  # 0.5 x (1 + erf(x / sqrt 2))
+            g = mathd.erf(arith.mulf(x, b.constant(1 / math.sqrt(2), t)))
+        half_x = arith.mulf(b.constant(0.5, t), x)
+        return arith.mulf(half_x, arith.addf(b.constant(1.0, t), g))
+
+    return _unary_block(cx, payload)
+
+
+def convert(x: ir.Value, target: ir.Type) -> ir.Value:
+    """Scalar conversion with numpy's ``astype`` meaning: float to int truncates toward zero,
+    anything to i1 is ``!= 0``, i1 converts as unsigned (true is 1)."""
+    source = x.type
+    if source == target:
+        return x
+    if b.is_int(target) and ir.IntegerType(target).width == 1:
+        if b.is_float(source):
+            return arith.cmpf(arith.CmpFPredicate.UNE, x, b.constant(0.0, source))
+        return arith.cmpi(arith.CmpIPredicate.ne, x, b.constant(0, source))
+    bool_source = b.is_int(source) and ir.IntegerType(source).width == 1
+    if b.is_float(source) and b.is_float(target):
+        wider = _float_width(target) > _float_width(source)
+        return arith.extf(target, x) if wider else arith.truncf(target, x)
+    if b.is_float(source):
+        return arith.fptosi(target, x)
+    if b.is_float(target):
+        return arith.uitofp(target, x) if bool_source else arith.sitofp(target, x)
+    if ir.IntegerType(target).width > ir.IntegerType(source).width:
+        return arith.extui(target, x) if bool_source else arith.extsi(target, x)
+    return arith.trunci(target, x)
+
+
+def _float_width(t: ir.Type) -> int:
+    return {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[str(t)]
+
+
+@lowering("astype")
+def lower_astype(cx: LoweringContext) -> list[ir.Value]:
+    target = b.element_type(cx.dests[0])
+    source = b.element_type(cx.inputs[0])
+    for t in (source, target):
+        if b.is_int(t) and ir.IntegerType(t).width == 1:
+            # MLIR 22.1's memref-to-llvm asserts (aborts) on stores of sub-byte types.
+            raise LoweringError(f"'graph.astype' from {source} to {target}: i1 (bool) tensors "
+                                "cannot be stored by the CPU pipeline; use i8")
+    if {str(source), str(target)} == {"f16", "bf16"}:
+        # extf/truncf need different widths; go through f32.
+        return _unary_block(cx, lambda x: convert(convert(x, ir.F32Type.get()), target))
+    return _unary_block(cx, lambda x: convert(x, target))

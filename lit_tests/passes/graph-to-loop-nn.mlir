@@ -1,0 +1,164 @@
+// graph-to-loop for the nn, reduction and shape ops: which linalg blocks each op becomes, with
+// which names and indexing maps (docs/graph-ops.md). reshape is a view in the graph function.
+// RUN: mlcir-opt %s --graph-to-loop | FileCheck %s
+
+// CHECK-DAG: #[[$GROUPED_X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 4) * 2 + d4, d2 + d5, d3 + d6)>
+// CHECK-DAG: #[[$GROUPED_W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// CHECK-DAG: #[[$GROUPED_O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$HW:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[$ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$ROWS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[$LAST:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG: #[[$KEEP02:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$MIDDLE:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+
+// CHECK-LABEL: func.func @conv
+// CHECK: call @conv2d(
+// CHECK: call @conv2d_1(
+func.func @conv(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %wg: tensor<8x2x3x3xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x8x9x9xf32>) {
+  %0 = "graph.conv2d"(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x5x5xf32>
+  %1 = "graph.conv2d"(%x, %wg) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x9x9xf32>
+  return %0, %1 : tensor<1x8x5x5xf32>, tensor<1x8x9x9xf32>
+}
+// CHECK-LABEL: func.func @pool
+// CHECK: call @max_pool2d(
+// CHECK: call @avg_pool2d(
+func.func @pool(%x: tensor<1x4x10x10xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = 1 : i64} : (tensor<1x4x10x10xf32>) -> tensor<1x4x5x5xf32>
+  %1 = "graph.avg_pool2d"(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = 0 : i64, count_include_pad = 0 : i64} : (tensor<1x4x10x10xf32>) -> tensor<1x4x5x5xf32>
+  return %0, %1 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+}
+// CHECK-LABEL: func.func @norms
+// CHECK: call @softmax(
+// CHECK: call @layer_norm(
+// CHECK: call @mean(
+func.func @norms(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x1x16xf32>) {
+  %0 = "graph.softmax"(%x) {axis = 2 : i64} : (tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %1 = "graph.layer_norm"(%x, %g, %b) {axes = array<i64: 2>, epsilon = 1.0e-5 : f64} : (tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  %2 = "graph.mean"(%x) {axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x8x16xf32>) -> tensor<2x1x16xf32>
+  return %0, %1, %2 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x1x16xf32>
+}
+// reshape is a view where it stands (no kernel): a collapse, then an expand.
+// CHECK-LABEL: func.func @shapes
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x16xf32>, %[[I:.*]]: tensor<5xi32>)
+// CHECK-NEXT: %[[C:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
+// CHECK-NEXT: %[[E:.*]] = tensor.expand_shape %[[C]] {{\[}}[0, 1], [2]] output_shape [4, 4, 16] : tensor<16x16xf32> into tensor<4x4x16xf32>
+// CHECK-NOT: call @reshape
+// CHECK: call @strided_slice(
+// CHECK: call @take(
+// CHECK: return %[[C]], %[[E]],
+func.func @shapes(%x: tensor<2x8x16xf32>, %i: tensor<5xi32>) -> (tensor<16x16xf32>, tensor<4x4x16xf32>, tensor<2x4x16xf32>, tensor<2x5x16xf32>) {
+  %0 = "graph.reshape"(%x) {shape = array<i64: 16, 16>} : (tensor<2x8x16xf32>) -> tensor<16x16xf32>
+  %1 = "graph.reshape"(%0) {shape = array<i64: 4, 4, 16>} : (tensor<16x16xf32>) -> tensor<4x4x16xf32>
+  %2 = "graph.strided_slice"(%x) {begin = array<i64: 0, 1, 0>, end = array<i64: 2, 8, 16>, strides = array<i64: 1, 2, 1>} : (tensor<2x8x16xf32>) -> tensor<2x4x16xf32>
+  %3 = "graph.take"(%x, %i) {axis = 1 : i64} : (tensor<2x8x16xf32>, tensor<5xi32>) -> tensor<2x5x16xf32>
+  return %0, %1, %2, %3 : tensor<16x16xf32>, tensor<4x4x16xf32>, tensor<2x4x16xf32>, tensor<2x5x16xf32>
+}
+// CHECK-LABEL: func.func @reversed
+// CHECK: call @strided_slice_1(
+func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
+  %0 = "graph.strided_slice"(%x) {begin = array<i64: 1, 7, 15>, end = array<i64: -1, -1, -1>, strides = array<i64: -1, -2, -1>} : (tensor<2x8x16xf32>) -> tensor<2x4x16xf32>
+  return %0 : tensor<2x4x16xf32>
+}
+
+// Padding is a block: a fill of the padded shape and a copy into its interior.
+// CHECK-LABEL: func.func private @conv2d(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x4x9x9xf32>, %[[W:[^:]*]]: tensor<8x4x3x3xf32>, %[[OUT:[^:]*]]: tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32> attributes {loop.kernel}
+// CHECK: %[[PADDED:.*]] = linalg.fill {loop.block = "pad_init", {{.*}}} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x11x11xf32>)
+// CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %[[PADDED]][0, 0, 1, 1] [1, 4, 9, 9] [1, 1, 1, 1]
+// CHECK: %[[COPY:.*]] = linalg.copy {{{.*}}loop.block = "pad"{{.*}}} ins(%[[X]] : tensor<1x4x9x9xf32>) outs(%[[INTERIOR]] : tensor<1x4x9x9xf32>)
+// CHECK: %[[IN:.*]] = tensor.insert_slice %[[COPY]] into %[[PADDED]][0, 0, 1, 1] [1, 4, 9, 9] [1, 1, 1, 1]
+// CHECK: %[[INIT:.*]] = linalg.fill {loop.block = "conv2d_init", {{.*}}} ins(%{{.*}} : f32) outs(%[[OUT]] : tensor<1x8x5x5xf32>)
+// CHECK: %[[CONV:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, loop.block = "conv2d", loop.iterators = [#loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"reduction">, #loop.iterator<"reduction">, #loop.iterator<"reduction">], strides = dense<2> : tensor<2xi64>} ins(%[[IN]], %[[W]] : tensor<1x4x11x11xf32>, tensor<8x4x3x3xf32>) outs(%[[INIT]] : tensor<1x8x5x5xf32>)
+// CHECK: return %[[CONV]]
+
+// Grouped: one generic with conv_2d_nchw_fchw's loops reading channel (o floordiv 4) * 2 + c.
+// CHECK-LABEL: func.func private @conv2d_1(
+// CHECK: linalg.copy {{{.*}}loop.block = "pad"
+// CHECK: %[[INIT:.*]] = linalg.fill {loop.block = "conv2d_init"
+// CHECK: linalg.generic {indexing_maps = [#[[$GROUPED_X]], #[[$GROUPED_W]], #[[$GROUPED_O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK-SAME: outs(%[[INIT]] : tensor<1x8x9x9xf32>)
+// CHECK-SAME: loop.block = "conv2d"
+// CHECK: arith.mulf
+// CHECK: arith.addf
+
+// Max pooling pads with -inf; ceil mode pads one more row/column at the bottom/right (10 -> 11).
+// CHECK-LABEL: func.func private @max_pool2d(
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill {loop.block = "pad_init", {{.*}}} ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x4x11x11xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 4, 10, 10]
+// CHECK: linalg.copy {{{.*}}loop.block = "pad"
+// CHECK: %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK: linalg.fill {loop.block = "max_pool2d_init", {{.*}}} ins(%[[NINF]] : f32)
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, loop.block = "max_pool2d", {{.*}}, strides = dense<2> : tensor<2xi64>} ins(%{{.*}}, %[[WINDOW]] : tensor<1x4x11x11xf32>, tensor<3x3xf32>)
+
+// Average pooling: window sums, then a divide by the counted taps (a [OH, OW] table here:
+// count_include_pad = 0 with padding).
+// CHECK-LABEL: func.func private @avg_pool2d(
+// CHECK-SAME: %[[OUT:[^:]*]]: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+// CHECK: linalg.copy {{{.*}}loop.block = "pad"
+// CHECK: linalg.fill {loop.block = "sum_pool_init"
+// CHECK: %[[SUMS:.*]] = linalg.pooling_nchw_sum {{{.*}}loop.block = "sum_pool"
+// CHECK: %[[DIV:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00, {{.*}}9.000000e+00]]> : tensor<5x5xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$ID4]], #[[$HW]], #[[$ID4]]], {{.*}}} ins(%[[SUMS]], %[[DIV]] : {{.*}}) outs(%[[OUT]] : tensor<1x4x5x5xf32>) attrs = {loop.block = "avg_pool2d"
+// CHECK: arith.divf
+
+// Softmax: max reduction, exp(x - max), sum reduction, divide (the schedule's softmax form).
+// CHECK-LABEL: func.func private @softmax(
+// CHECK: linalg.fill {loop.block = "max_init"
+// CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[$ID3]], #[[$ROWS]]], iterator_types = ["parallel", "parallel", "reduction"]} {{.*}} attrs = {loop.block = "max"
+// CHECK: arith.maximumf
+// CHECK: %[[EXP:.*]] = linalg.generic {indexing_maps = [#[[$ID3]], #[[$ROWS]], #[[$ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}}, %[[MAX]] : {{.*}}) {{.*}} attrs = {loop.block = "exp"
+// CHECK: math.exp
+// CHECK: linalg.fill {loop.block = "sum_init"
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[EXP]] : {{.*}}) {{.*}} attrs = {loop.block = "sum"
+// CHECK: linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : {{.*}}) {{.*}} attrs = {loop.block = "softmax"
+// CHECK: arith.divf
+
+// Layer norm: mean (a sum), center, var (sum of squares), then the normalisation with gamma and
+// beta read along the normalised axis.
+// CHECK-LABEL: func.func private @layer_norm(
+// CHECK: linalg.fill {loop.block = "mean_init"
+// CHECK: %[[TOTAL:.*]] = linalg.generic {indexing_maps = [#[[$ID3]], #[[$ROWS]]], iterator_types = ["parallel", "parallel", "reduction"]} {{.*}} attrs = {loop.block = "mean"
+// CHECK: %[[CENTER:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[TOTAL]] : {{.*}}) {{.*}} attrs = {loop.block = "center"
+// CHECK: linalg.fill {loop.block = "var_init"
+// CHECK: %[[VAR:.*]] = linalg.generic {{.*}} ins(%[[CENTER]] : {{.*}}) {{.*}} attrs = {loop.block = "var"
+// CHECK: linalg.generic {indexing_maps = [#[[$ID3]], #[[$ROWS]], #[[$LAST]], #[[$LAST]], #[[$ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[CENTER]], %[[VAR]], %{{.*}}, %{{.*}} : {{.*}}) {{.*}} attrs = {loop.block = "layer_norm"
+// CHECK: math.rsqrt
+
+// mean with keepdims: the sum reduces into a temporary; the divide writes the destination.
+// CHECK-LABEL: func.func private @mean(
+// CHECK-SAME: %[[OUT:[^:]*]]: tensor<2x1x16xf32>) -> tensor<2x1x16xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID3]], #[[$KEEP02]]], iterator_types = ["parallel", "reduction", "parallel"]} {{.*}} outs(%{{.*}} : tensor<2x16xf32>) attrs = {loop.block = "sum"
+// CHECK: %[[N:.*]] = arith.constant 8.000000e+00 : f32
+// CHECK: linalg.generic {indexing_maps = [#[[$KEEP02]], #[[$ID3]]], {{.*}} ins(%[[SUM]] : tensor<2x16xf32>) outs(%[[OUT]] : tensor<2x1x16xf32>) attrs = {loop.block = "mean"
+// CHECK: arith.divf %{{.*}}, %[[N]]
+
+// Positive strides: a strided view copied by a block.
+// CHECK-LABEL: func.func private @strided_slice(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x8x16xf32>, %[[OUT:[^:]*]]: tensor<2x4x16xf32>)
+// CHECK: %[[VIEW:.*]] = tensor.extract_slice %[[X]][0, 1, 0] [2, 4, 16] [1, 2, 1]
+// CHECK: linalg.copy {{{.*}}loop.block = "strided_slice"{{.*}}} ins(%[[VIEW]] : tensor<2x4x16xf32>) outs(%[[OUT]] : tensor<2x4x16xf32>)
+
+// take: a gather block over the result reading the indices; negative ones wrap, all clamp.
+// CHECK-LABEL: func.func private @take(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x8x16xf32>, %[[I:[^:]*]]: tensor<5xi32>, %[[OUT:[^:]*]]: tensor<2x5x16xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[$MIDDLE]], #[[$ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[I]] : tensor<5xi32>) outs(%[[OUT]] : tensor<2x5x16xf32>) attrs = {loop.block = "take"
+// CHECK: ^bb0(%[[IDX:.*]]: i32, %{{.*}}: f32):
+// CHECK: %[[K:.*]] = arith.index_cast %[[IDX]] : i32 to index
+// CHECK: arith.cmpi slt, %[[K]]
+// CHECK: arith.select
+// CHECK: arith.maxsi
+// CHECK: %[[J:.*]] = arith.minsi
+// CHECK: %[[A:.*]] = linalg.index 0 : index
+// CHECK: %[[B:.*]] = linalg.index 2 : index
+// CHECK: tensor.extract %[[X]][%[[A]], %[[J]], %[[B]]] : tensor<2x8x16xf32>
+
+// A negative stride: a gather computing begin + stride * i (never a negative affine map).
+// CHECK-LABEL: func.func private @strided_slice_1(
+// CHECK: linalg.generic {indexing_maps = [#[[$ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%{{.*}} : tensor<2x4x16xf32>) attrs = {loop.block = "strided_slice"
+// CHECK: %[[I1:.*]] = linalg.index 1 : index
+// CHECK: %[[C:.*]] = arith.constant -2 : index
+// CHECK: arith.muli %[[I1]], %[[C]] : index
+// CHECK: tensor.extract
