@@ -133,8 +133,23 @@ def test_time_evaluator_reports_repeats(rng):
     assert "mean (ms)" in str(result)
     # linalg.matmul accumulates into C: every timed and warm-up call really ran.
     np.testing.assert_allclose(c, (2 + 5 * 4) * (a @ b), rtol=1e-4, atol=1e-4)
-    grown = ex.time_evaluator("matmul", number=1, repeat=1, min_repeat_ms=5)(a, b, c)
-    assert grown.number > 1 and grown.results[0] * grown.number >= 4e-3
+
+
+def test_min_repeat_ms_grows_the_number_of_calls(monkeypatch):
+    """`min_repeat_ms` grows `number` until one repeat lasts that long (a fake clock that
+    each call advances by 1 ms makes it deterministic on a loaded machine)."""
+    from mlcir.runtime import evaluator
+
+    clock = [0.0]
+    monkeypatch.setattr(evaluator.time, "perf_counter", lambda: clock[0])
+
+    def call() -> None:
+        clock[0] += 1e-3
+
+    result = evaluator.measure(call, number=1, repeat=3, warmup=0, min_repeat_ms=5)
+    # 1 call lasts 1 ms: scaled to the target (10% margin) that is 5 calls, which last 5 ms.
+    assert result.number == 5
+    assert result.results == pytest.approx((1e-3,) * 3)
 
 
 def test_inputs_are_never_overwritten(rng):
