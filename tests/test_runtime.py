@@ -176,3 +176,20 @@ def test_build_rejects_bad_modules():
         mlcir.build("func.func private @f() { return }")
     with pytest.raises(ValueError, match="unknown target 'tpu'"):
         mlcir.build(MATMUL_MEMREF, target="tpu")
+
+
+def test_boolean_tensors_are_refused_before_codegen_aborts():
+    """MLIR 22.1's memref-to-LLVM lowering asserts (aborts the process) on i1 loads/stores."""
+    text = """
+func.func @main(%a: tensor<4xi1>) -> tensor<4xi1> {
+  %e = tensor.empty() : tensor<4xi1>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]} ins(%a : tensor<4xi1>) outs(%e : tensor<4xi1>) {
+  ^bb0(%x: i1, %o: i1):
+    linalg.yield %x : i1
+  } -> tensor<4xi1>
+  return %r : tensor<4xi1>
+}"""
+    with pytest.raises(mlcir.BuildError, match=r"<build>:2:1: error: 'func.func' op uses a "
+                                               r"boolean \(i1\) tensor .* use i8 instead"):
+        mlcir.build(text)

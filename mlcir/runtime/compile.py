@@ -15,7 +15,7 @@ from mlir.dialects import func
 
 from mlcir.dialects.graph import LIBRARY_ATTR, NAME_ATTR
 from mlcir.errors import BuildError
-from mlcir.ir import clone_module, make_context, parse, verify_module
+from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
 from mlcir.passes import run_pipeline
 from mlcir.target import Target
 
@@ -133,11 +133,32 @@ def as_module(mod: Any) -> ir.Module:
     raise TypeError(f"expected an ir.Module or MLIR text, got {type(mod).__name__}")
 
 
+def _has_boolean_buffer(op: ir.Operation) -> bool:
+    types = [r.type for r in op.results]
+    for region in op.regions:
+        for block in region.blocks:
+            types += [a.type for a in block.arguments]
+    return any(isinstance(t, (ir.RankedTensorType, ir.MemRefType))
+               and isinstance(ir.ShapedType(t).element_type, ir.IntegerType)
+               and ir.IntegerType(ir.ShapedType(t).element_type).width == 1 for t in types)
+
+
+def check_supported_types(module: ir.Module) -> None:
+    """Refuse what the codegen pipeline would abort the process on: MLIR 22.1's memref-to-LLVM
+    lowering asserts on loads and stores of ``i1`` elements (boolean tensors)."""
+    op = find_first(module.operation, _has_boolean_buffer)
+    if op is not None:
+        raise BuildError(located(op.location, f"'{op.name}' op uses a boolean (i1) tensor or "
+                                 "memref, which MLIR 22.1 cannot compile to LLVM (its memref "
+                                 "lowering aborts on i1 elements); use i8 instead"))
+
+
 def prepare(module: ir.Module) -> tuple[ir.Module, dict[str, Signature], dict[str, Any]]:
     """A verified copy of ``module`` with its signatures and library declarations."""
     with module.context:
         work = clone_module(module)
         verify_module(work)
+        check_supported_types(work)
         sigs = signatures(work)
         if not sigs:
             raise BuildError("the module has no public function with a body to compile")
@@ -147,6 +168,10 @@ def prepare(module: ir.Module) -> tuple[ir.Module, dict[str, Signature], dict[st
 def compile_prepared(work: ir.Module, sigs: dict[str, Signature], libs: dict[str, Any],
                      target: Target, pipeline: str | None = None, keep: Any = None) -> Executable:
     """Run the target's pipeline on ``work`` (in place) and JIT it."""
+    if target.kind == "cuda":
+        from .cuda import compile_prepared_cuda
+
+        return compile_prepared_cuda(work, sigs, libs, target, pipeline, keep)
     if target.kind != "llvm":
         raise BuildError(f"target '{target.kind}' is not supported by this build")
     with work.context:
@@ -154,7 +179,8 @@ def compile_prepared(work: ir.Module, sigs: dict[str, Signature], libs: dict[str
         errors = CallbackErrors()
         engine, callbacks = create_engine(work, opt_level=target.opt_level, libraries=libs,
                                           errors=errors)
-    return Executable(sigs, engine, target, errors, keep_alive=[callbacks, work, keep])
+    return Executable(sigs, engine, target, errors, keep_alive=[callbacks, work, keep],
+                      libraries=libs, lowered=work)
 
 
 def compile_module(mod: Any, target: "str | Target" = "llvm", *,
