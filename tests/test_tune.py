@@ -200,21 +200,25 @@ def test_crashing_hanging_and_wrong_candidates_are_contained(tmp_path, small_mm,
 
 
 def test_task_extraction_deduplicates_identical_kernels():
+    # After fusion (mlcir-kernels): relu(x) and the first add+relu have two users each, so
+    # their groups end there; the two add+relu groups are identical: one primitive function
+    # called twice.
     text = """
-    func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
       %0 = "graph.relu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
       %1 = "graph.add"(%0, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
       %2 = "graph.relu"(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
-      %3 = "graph.relu"(%2) : (tensor<4x8xf32>) -> tensor<4x8xf32>
-      return %3 : tensor<4x8xf32>
+      %3 = "graph.add"(%0, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      %4 = "graph.relu"(%3) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      return %2, %4 : tensor<4x8xf32>, tensor<4x8xf32>
     }"""
     ctx = mlcir.make_context()
     with ctx:
         tasks = extract_tasks(mlcir.parse(text))
     by_name = {t.name: t for t in tasks}
-    assert sorted(by_name) == ["add", "relu"]
-    assert by_name["relu"].weight == 3 and by_name["add"].weight == 1
-    assert by_name["add"].flops == 32
+    assert sorted(by_name) == ["fused_add_relu", "relu"]
+    assert by_name["fused_add_relu"].weight == 2 and by_name["relu"].weight == 1
+    assert by_name["fused_add_relu"].flops == 64  # two blocks of 32 elements
 
 
 def test_tuned_mlp_matches_numpy(tmp_path):

@@ -1,24 +1,28 @@
-// The CPU pipeline takes a graph module to the LLVM dialect: results become out-parameters,
-// the entry keeps a C interface, kernels become llvm.func, intermediates are freed.
+// The CPU pipeline takes a graph module to the LLVM dialect: ops are fused into one kernel
+// (graph-fuse-ops), results become out-parameters, the entry keeps a C interface, kernels
+// become llvm.func, intermediates are freed.
 // RUN: mlcir-opt %s --mlcir-cpu | FileCheck %s
 // RUN: mlcir-opt %s --mlcir-cpu-bufferize | FileCheck %s --check-prefix=BUF
 
 // BUF-LABEL: func.func @main
 // BUF-SAME: (%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8x16xf32>, %[[OUT:.*]]: memref<4x16xf32>) attributes {llvm.emit_c_interface}
-// BUF: %[[TMP:.*]] = memref.alloc() {{.*}} : memref<4x16xf32>
-// BUF: call @matmul(%{{.*}}, %{{.*}}, %[[TMP]])
-// BUF: call @relu(%[[TMP]], %[[OUT]])
+// BUF: %[[TMP:.*]] = memref.alloc(){{.*}} : memref<4x16xf32>
+// BUF: call @fused_matmul_relu(%{{.*}}, %{{.*}}, %[[TMP]])
+// BUF: memref.copy %[[TMP]], %[[OUT]]
 // BUF: memref.dealloc %[[TMP]]
-// BUF-LABEL: func.func private @matmul
-// BUF: linalg.matmul {loop.block = "matmul"{{.*}}} ins({{.*}} : memref<4x8xf32>, memref<8x16xf32>) outs({{.*}} : memref<4x16xf32>)
+// BUF-LABEL: func.func private @fused_matmul_relu
+// BUF-SAME: (%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8x16xf32>, %[[KOUT:.*]]: memref<4x16xf32>)
+// BUF: %[[MM:.*]] = memref.alloc(){{.*}} : memref<4x16xf32>
+// BUF: linalg.matmul {loop.block = "matmul"{{.*}}} ins({{.*}} : memref<4x8xf32>, memref<8x16xf32>) outs(%[[MM]] : memref<4x16xf32>)
+// BUF: linalg.generic {{.*}} ins(%[[MM]] : memref<4x16xf32>) outs(%[[KOUT]] : memref<4x16xf32>)
+// BUF: memref.dealloc %[[MM]]
 
 // CHECK-LABEL: llvm.func @main
 // CHECK-SAME: attributes {llvm.emit_c_interface}
-// CHECK: llvm.call @matmul
-// CHECK: llvm.call @relu
+// CHECK: llvm.call @fused_matmul_relu
 // CHECK: llvm.call @free
 // CHECK-LABEL: llvm.func @_mlir_ciface_main
-// CHECK-LABEL: llvm.func @matmul
+// CHECK-LABEL: llvm.func @fused_matmul_relu
 // CHECK: llvm.fmul
 // CHECK: llvm.fadd
 // CHECK-NOT: linalg.

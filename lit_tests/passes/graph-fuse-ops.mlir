@@ -1,0 +1,83 @@
+// graph-fuse-ops: groups become private graph.primitive functions called from the graph.
+// An anchor takes its elementwise/broadcast epilogues; light ops merge with light producers;
+// a value with several users ends its group; constants are arguments, not captured; identical
+// groups share one function, a group with other types gets its own (_1).
+// RUN: mlcir-opt %s --split-input-file --graph-fuse-ops | FileCheck %s
+
+// CHECK-LABEL: func.func @layers
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[W:.*]]: tensor<16x16xf32>, %[[B:.*]]: tensor<16xf32>)
+// CHECK-NEXT: %[[K:.*]] = arith.constant dense<5.000000e-01> : tensor<16x16xf32>
+// CHECK-NEXT: %[[H0:.*]] = call @fused_matmul_add_relu(%[[X]], %[[W]], %[[B]])
+// CHECK-NEXT: %[[H1:.*]] = call @fused_matmul_add_relu(%[[H0]], %[[K]], %[[B]])
+// CHECK-NEXT: %[[T:.*]] = call @fused_matmul_add_relu_1(%[[H1]], %[[W]], %[[B]])
+// CHECK-NEXT: return %[[T]]
+func.func @layers(%x: tensor<4x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %k = arith.constant dense<0.5> : tensor<16x16xf32>
+  %0 = "graph.matmul"(%x, %w) : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %1 = "graph.add"(%0, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %2 = "graph.relu"(%1) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %3 = "graph.matmul"(%2, %k) : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %4 = "graph.add"(%3, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %5 = "graph.relu"(%4) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  // the same ops with the bias added first: another function
+  %6 = "graph.matmul"(%5, %w) : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %7 = "graph.add"(%b, %6) : (tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %8 = "graph.relu"(%7) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %8 : tensor<4x16xf32>
+}
+// CHECK-LABEL: func.func private @fused_matmul_add_relu
+// CHECK-SAME: (%[[A0:.*]]: tensor<4x16xf32>, %[[A1:.*]]: tensor<16x16xf32>, %[[A2:.*]]: tensor<16xf32>) -> tensor<4x16xf32> attributes {graph.primitive}
+// CHECK-NEXT: %[[M:.*]] = "graph.matmul"(%[[A0]], %[[A1]])
+// CHECK-NEXT: %[[S:.*]] = "graph.add"(%[[M]], %[[A2]])
+// CHECK-NEXT: %[[R:.*]] = "graph.relu"(%[[S]])
+// CHECK-NEXT: return %[[R]]
+// CHECK-LABEL: func.func private @fused_matmul_add_relu_1
+// CHECK: "graph.add"(%{{.*}}, %{{.*}}) : (tensor<16xf32>, tensor<4x16xf32>)
+// CHECK-NOT: func.func private
+
+// -----
+
+// CHECK-LABEL: func.func @boundaries
+// CHECK-SAME: (%[[X:.*]]: tensor<8x8xf32>, %[[Y:.*]]: tensor<8x8xf32>)
+// relu feeds an anchor: anchors take no producers; exp+relu are one light group.
+// CHECK-NEXT: %[[L:.*]] = call @fused_exp_relu(%[[X]])
+// The matmul's result has two users: its group ends there.
+// CHECK-NEXT: %[[M:.*]] = "graph.matmul"(%[[L]], %[[Y]])
+// Two anchors: the add takes the first as its epilogue; the second stays alone.
+// CHECK-NEXT: %[[N:.*]] = "graph.matmul"(%[[Y]], %[[Y]])
+// CHECK-NEXT: %[[E:.*]] = call @fused_matmul_add(%[[M]], %[[X]], %[[N]])
+// An injective op merges with its light consumer.
+// CHECK-NEXT: %[[T:.*]] = call @fused_permute_dims_subtract_negative(%[[E]], %[[M]])
+// CHECK-NEXT: return %[[T]]
+func.func @boundaries(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = "graph.exp"(%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = "graph.relu"(%0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2 = "graph.matmul"(%1, %y) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %3 = "graph.matmul"(%y, %y) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %4 = "graph.matmul"(%2, %x) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %5 = "graph.add"(%4, %3) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %6 = "graph.permute_dims"(%5) {axes = array<i64: 1, 0>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %7 = "graph.subtract"(%6, %2) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %8 = "graph.negative"(%7) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %8 : tensor<8x8xf32>
+}
+// CHECK-LABEL: func.func private @fused_exp_relu
+// CHECK-LABEL: func.func private @fused_matmul_add
+// CHECK-SAME: (%[[A0:.*]]: tensor<8x8xf32>, %[[A1:.*]]: tensor<8x8xf32>, %[[A2:.*]]: tensor<8x8xf32>)
+// CHECK-NEXT: %[[MM:.*]] = "graph.matmul"(%[[A0]], %[[A1]])
+// CHECK-NEXT: "graph.add"(%[[MM]], %[[A2]])
+// CHECK-LABEL: func.func private @fused_permute_dims_subtract_negative
+
+// -----
+
+// A primitive returns its result, and bufferization cannot make a dynamically shaped result
+// an out-parameter: such groups stay unfused (one kernel per op).
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NEXT: "graph.exp"
+// CHECK-NEXT: "graph.relu"
+// CHECK-NOT: func.func private
+func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = "graph.exp"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %1 = "graph.relu"(%0) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
