@@ -20,7 +20,7 @@ from mlir.dialects import arith, func
 
 from mlcir.dialects.graph import NAME_ATTR
 from mlcir.errors import PassError
-from mlcir.runtime.memref import mlir_element_type
+from mlcir.dtypes import mlir_element_type
 
 from .registry import ModulePass, register_pass
 

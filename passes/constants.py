@@ -15,7 +15,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
-from mlcir.runtime.memref import mlir_element_type, numpy_dtype
+from mlcir.dtypes import mlir_element_type, numpy_dtype
 
 from .bind_params import RESOURCE_THRESHOLD, constant_attr
 

@@ -14,6 +14,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlcir.dialects.graph import LIBRARY_ATTR, NAME_ATTR
+from mlcir.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
 from mlcir.passes import run_pipeline
@@ -22,7 +23,6 @@ from mlcir.target import Target
 from .executable import Executable, Signature, TensorArg
 from .jit import create_engine, memref_specs
 from .library import CallbackErrors
-from .memref import numpy_dtype
 
 
 def _names(fn: func.FuncOp, key: str, count: int, prefix: str) -> list[str]:

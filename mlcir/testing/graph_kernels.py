@@ -90,7 +90,7 @@ def build_graph_function(inputs: list[np.ndarray], body: Body):
     from mlir.dialects import func
 
     from mlcir.dialects import graph
-    from mlcir.runtime.memref import mlir_element_type
+    from mlcir.dtypes import mlir_element_type
 
     ctx = mlcir.make_context()
     with ctx, ir.Location.unknown():
