@@ -193,3 +193,31 @@ func.func @main(%a: tensor<4xi1>) -> tensor<4xi1> {
     with pytest.raises(mlcir.BuildError, match=r"<build>:2:1: error: 'func.func' op uses a "
                                                r"boolean \(i1\) tensor .* use i8 instead"):
         mlcir.build(text)
+
+
+def test_inputs_and_outputs_by_name(rng):
+    """A graph function's arguments and results carry names (ONNX's, or graph.name)."""
+    text = """
+func.func @main(%x: tensor<2x3xf32> {graph.name = "image"}, %w: tensor<3x4xf32> {graph.name = "weight"})
+    -> (tensor<2x4xf32> {graph.name = "logits"}) {
+  %0 = "graph.matmul"(%x, %w) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}"""
+    ex = mlcir.build(text)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(ex.main(weight=w, image=x), x @ w, rtol=1e-6)
+    np.testing.assert_allclose(ex.main(x, weight=w), x @ w, rtol=1e-6)
+    out = np.zeros((2, 4), np.float32)
+    ex.main(x, w, logits=out)
+    np.testing.assert_allclose(out, x @ w, rtol=1e-6)
+    outputs = ex.main.run({"image": x, "weight": w})
+    assert list(outputs) == ["logits"]
+    np.testing.assert_allclose(outputs["logits"], x @ w, rtol=1e-6)
+    with pytest.raises(mlcir.RuntimeInputError, match=r"main\(\) has no argument 'imag' "
+                                                      r"\(arguments: image, weight\)"):
+        ex.main(imag=x, weight=w)
+    with pytest.raises(mlcir.RuntimeInputError, match=r"main\(\) is missing argument 'weight'"):
+        ex.main(image=x)
+    with pytest.raises(mlcir.RuntimeInputError, match=r"main\(\) got argument 'image' twice"):
+        ex.main(x, image=x, weight=w)

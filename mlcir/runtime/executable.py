@@ -76,8 +76,9 @@ def _check(spec: TensorArg, value: Any, what: str) -> np.ndarray:
 
 
 class Function:
-    """A callable compiled function: ``f(*inputs)`` returns the result array(s);
-    ``f(*inputs, *outputs)`` writes into the given output arrays (destination passing)."""
+    """A callable compiled function: ``f(*inputs)`` (or ``f(name=array, ...)``) returns the
+    result array(s); ``f(*inputs, *outputs)`` writes into the given output arrays (destination
+    passing); ``f.run({name: array})`` returns ``{output name: array}``."""
 
     def __init__(self, signature: Signature, raw: Callable[[Any], None],
                  errors: CallbackErrors, keep_alive: Any):
@@ -126,12 +127,36 @@ class Function:
                 outputs.append(aligned_empty(spec.shape, spec.dtype))
         return arrays, outputs
 
-    def prepare(self, *args: Any) -> tuple[Callable[[], None], list[np.ndarray]]:
-        """Check and pack ``args`` once; return a no-argument call and the output arrays.
+    def _positional(self, args: Sequence[Any], named: dict[str, Any]) -> list[Any]:
+        """``args`` followed by the arguments given by name, in the signature's order."""
+        if not named:
+            return list(args)
+        sig = self.signature
+        order = [a.name for a in sig.args] + [r.name for r in sig.results]
+        unknown = sorted(set(named) - set(order))
+        if unknown:
+            raise RuntimeInputError(f"{sig.name}() has no argument {', '.join(map(repr, unknown))} "
+                                    f"(arguments: {', '.join(a.name for a in sig.args)})")
+        given = list(args)
+        for name in order[:len(given)]:
+            if name in named:
+                raise RuntimeInputError(f"{sig.name}() got argument '{name}' twice")
+        for name in order[len(given):]:
+            if name not in named:
+                if len(given) < len(sig.args):
+                    raise RuntimeInputError(f"{sig.name}() is missing argument '{name}'")
+                break
+            given.append(named[name])
+        if len(given) - len(args) != len(named):
+            raise RuntimeInputError(f"{sig.name}(): outputs by name need every output given")
+        return given
+
+    def prepare(self, *args: Any, **named: Any) -> tuple[Callable[[], None], list[np.ndarray]]:
+        """Check and pack the arguments once; return a no-argument call and the output arrays.
 
         Used by the time evaluator so that repeated calls measure only the compiled code.
         """
-        arrays, outputs = self._arrays(args)
+        arrays, outputs = self._arrays(self._positional(args, named))
         all_arrays = arrays + outputs
         descs = [descriptor(a) for a in all_arrays]
         pointers = [ctypes.pointer(d) for d in descs]
@@ -148,12 +173,19 @@ class Function:
         call._keep = keep  # type: ignore[attr-defined]
         return call, outputs
 
-    def __call__(self, *args: Any) -> Any:
-        call, outputs = self.prepare(*args)
+    def __call__(self, *args: Any, **named: Any) -> Any:
+        call, outputs = self.prepare(*args, **named)
         call()
         if not outputs:
             return None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def run(self, inputs: "dict[str, Any]") -> dict[str, np.ndarray]:
+        """Inputs and outputs by name: ``{input name: array}`` in, ``{output name: array}``
+        out (the names of the model, e.g. an ONNX model's input and output names)."""
+        call, outputs = self.prepare(**inputs)
+        call()
+        return {spec.name: array for spec, array in zip(self.signature.results, outputs)}
 
 
 @dataclass
