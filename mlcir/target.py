@@ -45,10 +45,10 @@ class Target:
 
     def __str__(self) -> str:
         text = self.kind
-        if self.kind == "llvm" and self.threads:
-            text += f" -threads={self.threads}"
         if self.kind == "cuda":
             text += f" -arch={self.arch}"
+        if self.threads:  # llvm: OpenMP threads; cuda: threads per block of the default mapping
+            text += f" -threads={self.threads}"
         if self.opt_level != 3:
             text += f" -opt-level={self.opt_level}"
         return text + "".join(f" -{k}={v}" for k, v in self.options)

@@ -7,26 +7,27 @@ engine resolves symbols then), and the runtime libraries the lowered code calls 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from mlcir.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.paths import openmp_library, runtime_library
 
 from .library import CallbackErrors, make_callback
-from .memref import numpy_dtype
 
 
-def shared_libraries() -> list[str]:
+def shared_libraries(extra: Sequence[str] = ()) -> list[str]:
+    """The runtime libraries compiled code may call, then ``extra`` ones (the CUDA runtime)."""
     libs = [runtime_library("libmlir_c_runner_utils.so"), runtime_library("libmlir_runner_utils.so")]
     try:
         libs.append(openmp_library())
     except FileNotFoundError:
         pass
-    return libs
+    return libs + list(extra)
 
 
 def create_engine(module: ir.Module, *, opt_level: int,

@@ -217,6 +217,7 @@ class LocalMeasurer:
                 self._runner.send({"id": index, "key": trace_key(traces[index]), "so": build["so"],
                                    "data": str(prepared.data_path),
                                    "signature": prepared.signature, "threads": self._threads(),
+                                   "cuda": self.target.kind == "cuda",
                                    "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms},
                                   self.run_timeout)
                 self._runner.build = build  # type: ignore[attr-defined]
@@ -251,6 +252,8 @@ class LocalMeasurer:
         return [r for r in results if r is not None]
 
     def _threads(self) -> int:
+        if self.target.kind == "cuda":
+            return 1  # the host thread that launches the kernels
         return self.target.threads if self.target.threads > 0 else (os.cpu_count() or 1)
 
     def close(self) -> None:

@@ -5,9 +5,11 @@ tuner can give it a time-out, kill it, and start another: a candidate that crash
 (LLVM is an assertions build) or hangs costs one worker, not the search.
 
 - ``build``: replay a trace on its kernel, compute the cost-model features, lower with the
-  target's pipeline and link a shared library.
+  target's pipeline and link a shared library (for cuda: kernels to PTX/cubin, host code
+  linked with the MLIR CUDA runtime; no GPU needed).
 - ``run``: load a shared library, run it once on the workload's inputs, compare the outputs with
-  the reference outputs, then time it.
+  the reference outputs, then time it (for cuda, only where the driver and a GPU are found;
+  otherwise the candidate fails with "no CUDA driver: libcuda.so.1 not found").
 """
 
 from __future__ import annotations
@@ -61,8 +63,14 @@ def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
         features = extract(sch)
         scheduled = sch.mod
         target = Target.parse(request["target"])
-        run_pipeline(scheduled, f"mlcir-cpu{{threads={target.threads}}}")
-        compile_shared_object(scheduled, request["out"], opt_level=target.opt_level)
+        if target.kind == "cuda":
+            from mlcir.runtime.cuda import compile_cuda, compile_cuda_shared_object
+
+            compile_cuda(scheduled, target)  # kernels to PTX/cubin: no GPU needed
+            compile_cuda_shared_object(scheduled, request["out"])
+        else:
+            run_pipeline(scheduled, f"mlcir-cpu{{threads={target.threads}}}")
+            compile_shared_object(scheduled, request["out"], opt_level=target.opt_level)
     return {"ok": True, "so": request["out"], "features": features,
             "build_secs": time.perf_counter() - start}
 
@@ -91,8 +99,18 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
         from mlcir.runtime.threads import set_num_threads
 
         set_num_threads(threads)
-    lib = SharedObject(request["so"])
-    fn = Function(signature, lib.packed(signature.name), CallbackErrors(), lib)
+    if request.get("cuda"):
+        from mlcir.runtime.cuda import CudaSharedObject, driver_problem
+
+        problem = driver_problem()  # before loading: the library needs libcuda.so.1
+        if problem is not None:
+            return {"ok": False, "error": problem.summary}
+        lib = CudaSharedObject(request["so"])
+        raw = lib.packed(signature.name, len(signature.args) + len(signature.results))
+    else:
+        lib = SharedObject(request["so"])
+        raw = lib.packed(signature.name)
+    fn = Function(signature, raw, CallbackErrors(), lib)
     call, outputs = fn.prepare(*inputs)
     start = time.perf_counter()
     call()
