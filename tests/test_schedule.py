@@ -179,6 +179,26 @@ def test_reduction_and_softmax():
     assert run(sch, text, ref) < 1e-5
 
 
+def test_cache_read_after_compute_inline_stages_the_input_it_names():
+    """After inlining exp into sum, sum reads (X, max): input #1 is the row max, not sum's
+    accumulator (the fused op's operands are its kept inputs, the producer's, then outputs)."""
+    import re
+
+    text, ref = kernels.softmax(8, 64)
+    sch = mlcir.Schedule(text)
+    sch.compute_inline(sch.get_block("exp"))
+    s = sch.get_block("sum")
+    cache = sch.cache_read(s, 1, "global")
+    i, _ = sch.get_loops(s)
+    sch.compute_at(cache, i)
+    ir_text = str(sch.mod)
+    staged = re.search(r"(%\w+) = bufferization.materialize_in_destination", ir_text).group(1)
+    (sum_op,) = [line for line in ir_text.splitlines() if 'loop.block = "sum"' in line
+                 and "linalg.generic" in line]
+    assert re.search(rf"ins\(%\w+, {staged} :", sum_op), sum_op
+    assert run(sch, text, ref) < 1e-5
+
+
 def test_annotate_and_unannotate_show_in_ir(mm):
     text, ref = mm
     sch = mlcir.Schedule(text)

@@ -722,7 +722,11 @@ class Schedule:
         if into_producer is None:
             producer.inlined = True
             for c, _ in consumers:
-                c.operands = [op for op in c.operands if op.producer != producer.name] + merged
+                # The order of the fused op's operands (inline.py's _fuse_into): the inputs it
+                # kept, the producer's inputs, then its outputs.
+                c.operands = [op for op in c.operands
+                              if op.producer != producer.name and not op.is_init] + merged + \
+                    [op for op in c.operands if op.is_init]
             self._inlines.append(("compute_inline", producer.func, producer.name))
         else:
             consumer = into_producer
