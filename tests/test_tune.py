@@ -253,3 +253,79 @@ def test_cost_model_ranks_better_than_chance():
     model.update("w", x[:60].tolist(), secs[:60].tolist())
     quality = ranking_quality(model.predict(x[60:].tolist()), secs[60:], k=5)
     assert quality["spearman"] > 0.7 and quality["top_k_recall"] >= 0.4
+
+
+def _tuner(weight: int, history: list[float], done: bool = False):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(task=SimpleNamespace(weight=weight), history=history, done=done)
+
+
+def test_gradient_scheduler_spends_trials_where_the_weighted_gain_is_largest():
+    from mlcir.tune.tune import GradientScheduler
+
+    pick = GradientScheduler().pick
+    converged = _tuner(1, [6000e-6, 900e-6] + [345e-6] * 17)  # 19 rounds, flat for long
+    fresh = _tuner(1, [190e-6])                               # one round so far
+    assert pick([converged, fresh]) is fresh
+    # ...until the fresh task has had its rounds and stopped improving too
+    assert pick([converged, _tuner(1, [190e-6, 60e-6, 20e-6] + [20e-6] * 16)]) is converged
+    # the weight (calls per model run) scales the gain
+    assert pick([_tuner(1, [100e-6]), _tuner(3, [50e-6])]).task.weight == 3
+    # at the same latency and rounds, a task still dropping beats a flat one
+    dropping = _tuner(1, [2000e-6, 1500e-6, 1000e-6, 700e-6, 500e-6, 400e-6])
+    assert pick([_tuner(1, [400e-6] * 6), dropping]) is dropping
+    # every task gets a first round; a task whose every candidate failed waits; done is skipped
+    first = _tuner(1, [])
+    assert pick([converged, first]) is first
+    failed = _tuner(1, [math.inf, math.inf])
+    assert pick([failed, converged]) is converged
+    assert pick([_tuner(1, [1e-3], done=True), converged]) is converged
+
+
+def test_tune_module_gives_a_slow_task_more_rounds(tmp_path):
+    """Two tasks, one 20x the work of the other: the gradient scheduler gives the big one more
+    trials than round-robin would; both get their first round."""
+    text = """
+    func.func @main(%x: tensor<256x256xf32>, %y: tensor<16x16xf32>) -> (tensor<256x256xf32>, tensor<16x16xf32>) {
+      %0 = "graph.relu"(%x) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+      %1 = "graph.relu"(%y) : (tensor<16x16xf32>) -> tensor<16x16xf32>
+      return %0, %1 : tensor<256x256xf32>, tensor<16x16xf32>
+    }"""
+
+    class WorkMeasurer:
+        """'Time' = elements / a speed that grows with every candidate measured per task."""
+
+        def __init__(self):
+            self.count: dict[str, int] = {}
+
+        def prepare(self, workload, kernel):
+            return workload, 256 * 256 if "256x256" in str(kernel) else 16 * 16
+
+        def measure(self, prepared, traces, on_result=None):
+            workload, elements = prepared
+            out = []
+            for t in traces:
+                n = self.count[workload] = self.count.get(workload, 0) + 1
+                result = MeasureResult(t, [elements * 1e-9 / n], None, [0.0] * 8, 0.0)
+                out.append(result)
+                if on_result:
+                    on_result(result)
+            return out
+
+        def close(self):
+            pass
+
+    def tiles(sch: Schedule) -> None:  # enough distinct candidates for both tasks
+        for loop in sch.get_loops(sch.get_block("relu")):
+            sch.split(loop, sch.sample_perfect_tile(loop, n=3, max_innermost_factor=256))
+
+    ctx = mlcir.make_context()
+    with ctx:
+        module = mlcir.parse(text)
+    db = tune_module(module, target="llvm", work_dir=tmp_path, max_trials_global=24,
+                     num_trials_per_iter=2, space=tiles, strategy="random", cost_model="random",
+                     measurer=WorkMeasurer(), verbose=0)
+    trials = {w.name: len(db.records(h, "llvm")) for h, w in db.workloads.items()}
+    assert sum(trials.values()) == 24
+    assert trials["relu"] > 3 * trials["relu_1"] >= 6, trials  # round-robin: 12 and 12

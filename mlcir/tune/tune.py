@@ -144,13 +144,26 @@ class TaskTuner:
 
 
 class GradientScheduler:
-    """Chooses the next task by the expected drop of its weighted latency (TVM's gradient
-    task scheduler, simplified): ``weight * (alpha * backward + (1 - alpha) * forward)`` where
-    ``backward`` is the latency drop of the task's last round and ``forward`` assumes the next
-    round can win as much as the average round so far. Every task first gets one round."""
+    """Chooses the next task by the expected drop of its weighted latency (the gradient task
+    scheduler of Ansor/TVM, without its similar-task term):
+    ``weight * (alpha * backward + (1 - alpha) * forward)``, where ``backward`` is the average
+    drop per round over the last ``window`` rounds and ``forward`` is the optimistic guess that
+    the task's remaining latency falls at the rate of its rounds so far (latency / rounds). A
+    task that has stopped improving loses out to one that had few rounds. Every task first gets
+    one round."""
 
-    def __init__(self, alpha: float = 0.2):
+    def __init__(self, alpha: float = 0.2, window: int = 3):
         self.alpha = alpha
+        self.window = window
+
+    def gain(self, t: TaskTuner) -> float:
+        h = [x for x in t.history if math.isfinite(x)]
+        if not h:  # every candidate failed so far: the others first
+            return 0.0
+        back = h[-1 - self.window] if len(h) > self.window else h[0]
+        backward = (back - h[-1]) / max(min(self.window, len(h) - 1), 1)
+        forward = h[-1] / len(t.history)
+        return t.task.weight * (self.alpha * backward + (1 - self.alpha) * forward)
 
     def pick(self, tuners: list[TaskTuner]) -> TaskTuner | None:
         live = [t for t in tuners if not t.done]
@@ -159,16 +172,7 @@ class GradientScheduler:
         for t in live:
             if not t.history:
                 return t
-
-        def gain(t: TaskTuner) -> float:
-            h = [x for x in t.history if math.isfinite(x)]
-            if len(h) < 2:
-                return t.task.weight * (h[-1] if h else 1.0)
-            backward = h[-2] - h[-1]
-            forward = (h[0] - h[-1]) / max(len(h) - 1, 1) + 0.05 * h[-1]
-            return t.task.weight * (self.alpha * backward + (1 - self.alpha) * forward)
-
-        return max(live, key=gain)
+        return max(live, key=self.gain)
 
 
 class RoundRobinScheduler:
