@@ -209,6 +209,14 @@ irdl.dialect @graph {
     %a0 = irdl.base "#builtin.integer"
     irdl.attributes {"axis" = %a0}
   }
+  irdl.operation @log_softmax {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %a0}
+  }
   irdl.operation @layer_norm {
     %o0 = irdl.any
     %o1 = irdl.any

@@ -491,6 +491,11 @@ def _np_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
+def _np_log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
 def _np_layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, axes: Sequence[int],
                    epsilon: float) -> np.ndarray:
     axes = tuple(axes)
@@ -626,6 +631,10 @@ _declare(OpDef(DIALECT, "softmax", ("x",), _softmax,
                attrs=(AttrDef("axis", "int", "the normalised axis (>= 0)"),),
                summary="exp(x - max) / sum(exp(x - max)) along `axis`.",
                pattern="reduction", evaluate=_np_softmax))
+_declare(OpDef(DIALECT, "log_softmax", ("x",), _softmax,
+               attrs=(AttrDef("axis", "int", "the normalised axis (>= 0)"),),
+               summary="x - max - log(sum(exp(x - max))) along `axis`: log(softmax(x)), stable.",
+               pattern="reduction", evaluate=_np_log_softmax))
 _declare(OpDef(DIALECT, "layer_norm", ("x", "gamma", "beta"), _layer_norm,
                attrs=(AttrDef("axes", "ints", "the trailing axes normalised"),
                       AttrDef("epsilon", "float", "added to the variance")),

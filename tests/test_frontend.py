@@ -151,6 +151,8 @@ SINGLE_OPS = [
     case("Softmax", [[3, 10]]),
     case("Softmax", [[2, 5, 4]], {"axis": 1}, id="Softmax-axis1"),
     case("Softmax", [[4, 3]], {"axis": 0}, id="Softmax-axis0"),
+    case("LogSoftmax", [[3, 10]]),
+    case("LogSoftmax", [[2, 5, 4]], {"axis": 1}, id="LogSoftmax-axis1"),
     case("LayerNormalization", [[2, 5, 8]], {"epsilon": 1e-5},
          inits={"gamma": f32(8, low=0.5), "beta": f32(8)}),
     case("LayerNormalization", [[2, 3, 4]], {"axis": 1},

@@ -223,6 +223,18 @@ def test_softmax(axis):
     check("softmax", [x], dict(axis=axis), reference)
 
 
+@pytest.mark.parametrize("axis", [0, 2])
+def test_log_softmax(axis):
+    x = normal(4, 6, 10) * 30  # large enough that log(softmax(x)) underflows: it must not
+
+    def reference(v):
+        d = v.astype(np.float64)
+        shifted = d - d.max(axis=axis, keepdims=True)
+        return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).astype(np.float32)
+
+    check("log_softmax", [x], dict(axis=axis), reference)
+
+
 @pytest.mark.parametrize("axes", [[2], [1, 2]])
 def test_layer_norm(axes):
     x = normal(3, 4, 16) * 2 + 10  # a large mean: the two-pass variance stays accurate

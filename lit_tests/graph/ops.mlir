@@ -78,7 +78,7 @@ func.func @activations(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>
 }
 
 // CHECK-LABEL: func.func @reductions
-func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<3xf32>, tensor<2x1x1xf32>, tensor<2x4xf32>, tensor<f32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<3xf32>, tensor<2x1x1xf32>, tensor<2x4xf32>, tensor<f32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
   // CHECK: "graph.sum"(%{{.*}}) {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3xf32>
   %0 = "graph.sum"(%x) {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3xf32>
   // CHECK: "graph.mean"(%{{.*}}) {axes = array<i64: 1, 2>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x1x1xf32>
@@ -89,9 +89,11 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32
   %3 = "graph.min"(%x) {axes = array<i64: 0, 1, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<f32>
   // CHECK: "graph.softmax"(%{{.*}}) {axis = 1 : i64}
   %4 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: "graph.log_softmax"(%{{.*}}) {axis = 2 : i64}
+  %6 = "graph.log_softmax"(%x) {axis = 2 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   // CHECK: "graph.layer_norm"(%{{.*}}, %{{.*}}, %{{.*}}) {axes = array<i64: 2>, epsilon = 9.9999999999999995E-7 : f64} : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
   %5 = "graph.layer_norm"(%x, %g, %b) {axes = array<i64: 2>, epsilon = 1.0e-6 : f64} : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
-  return %0, %1, %2, %3, %4, %5 : tensor<3xf32>, tensor<2x1x1xf32>, tensor<2x4xf32>, tensor<f32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<3xf32>, tensor<2x1x1xf32>, tensor<2x4xf32>, tensor<f32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
 }
 
 // CHECK-LABEL: func.func @nn

@@ -101,12 +101,12 @@ def lower_mean(cx: LoweringContext) -> list[ir.Value]:
                      lambda s, _: b.div(s, count))
 
 
-@lowering("softmax")
+@lowering("softmax", "log_softmax")
 def lower_softmax(cx: LoweringContext) -> list[ir.Value]:
     """Four blocks (and two fills): ``max`` reduction, ``exp`` of x - max, ``sum`` reduction,
-    ``softmax`` = exp / sum."""
+    then ``softmax`` = exp / sum, or ``log_softmax`` = x - max - log(sum)."""
     (x,), (dest,) = cx.inputs, cx.dests
-    b.require_float("graph.softmax", x)
+    b.require_float(f"graph.{cx.op_name}", x)
     axis = cx.attrs["axis"]
     elem = b.element_type(x)
     rank = len(b.shape_of(x))
@@ -119,6 +119,10 @@ def lower_softmax(cx: LoweringContext) -> list[ir.Value]:
                      parallel, lambda v, m, _: mathd.exp(arith.subf(v, m)))[0]
     total = reduce_into(cx, "sum", exps, [axis], reduced_empty(x, [axis]), b.constant(0, elem),
                         b.add)
+    if cx.op_name == "log_softmax":
+        return b.generic(cx.block_name("log_softmax"), [x, largest, total], [dest],
+                         [ident, row, row, ident], parallel,
+                         lambda v, m, s, _: arith.subf(arith.subf(v, m), mathd.log(s)))
     return b.generic(cx.block_name("softmax"), [exps, total], [dest], [ident, row, ident],
                      parallel, lambda e, s, _: arith.divf(e, s))
 

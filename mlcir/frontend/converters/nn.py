@@ -226,11 +226,10 @@ class BatchNormalization(Converter):
                      cx.reshape(b, per_channel))
 
 
-@converter
-class Softmax(Converter):
-    """Softmax(axis) -> graph.softmax (opset 13: one axis, default -1)."""
+class _Softmax(Converter):
+    """Softmax-like ops: one axis (default -1) since opset 13."""
 
-    graph_ops = ("softmax",)
+    graph_op = ""
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -239,7 +238,23 @@ class Softmax(Converter):
             axis = normalize_axis(int(node.attr("axis", -1)), cx.rank(x))
         except ValueError as e:
             raise cx.error(str(e)) from None
-        return cx.op("softmax", x, axis=axis)
+        return cx.op(cls.graph_op, x, axis=axis)
+
+
+@converter
+class Softmax(_Softmax):
+    """Softmax(axis) -> graph.softmax."""
+
+    graph_op = "softmax"
+    graph_ops = ("softmax",)
+
+
+@converter
+class LogSoftmax(_Softmax):
+    """LogSoftmax(axis) -> graph.log_softmax (what classifiers exported from PyTorch end with)."""
+
+    graph_op = "log_softmax"
+    graph_ops = ("log_softmax",)
 
 
 @converter
