@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 import pytest
+from mlir import ir
 
 import mlcir
 from mlcir.passes.bind_params import bind_params
@@ -283,49 +284,68 @@ def test_gradient_scheduler_spends_trials_where_the_weighted_gain_is_largest():
     assert pick([_tuner(1, [1e-3], done=True), converged]) is converged
 
 
-def test_tune_module_gives_a_slow_task_more_rounds(tmp_path):
-    """Two tasks, one 20x the work of the other: the gradient scheduler gives the big one more
-    trials than round-robin would; both get their first round."""
-    text = """
-    func.func @main(%x: tensor<256x256xf32>, %y: tensor<16x16xf32>) -> (tensor<256x256xf32>, tensor<16x16xf32>) {
-      %0 = "graph.relu"(%x) : (tensor<256x256xf32>) -> tensor<256x256xf32>
-      %1 = "graph.relu"(%y) : (tensor<16x16xf32>) -> tensor<16x16xf32>
-      return %0, %1 : tensor<256x256xf32>, tensor<16x16xf32>
-    }"""
+class WorkMeasurer:
+    """'Time' = elements / a speed that grows with every candidate measured per task."""
 
-    class WorkMeasurer:
-        """'Time' = elements / a speed that grows with every candidate measured per task."""
+    def __init__(self):
+        self.count: dict[str, int] = {}
 
-        def __init__(self):
-            self.count: dict[str, int] = {}
+    def prepare(self, workload, kernel):
+        shape = ir.RankedTensorType(next(iter(kernel.body.operations)).arguments[0].type).shape
+        return workload, math.prod(shape)
 
-        def prepare(self, workload, kernel):
-            return workload, 256 * 256 if "256x256" in str(kernel) else 16 * 16
+    def measure(self, prepared, traces, on_result=None):
+        workload, elements = prepared
+        out = []
+        for t in traces:
+            n = self.count[workload] = self.count.get(workload, 0) + 1
+            result = MeasureResult(t, [elements * 1e-9 / n], None, [0.0] * 8, 0.0)
+            out.append(result)
+            if on_result:
+                on_result(result)
+        return out
 
-        def measure(self, prepared, traces, on_result=None):
-            workload, elements = prepared
-            out = []
-            for t in traces:
-                n = self.count[workload] = self.count.get(workload, 0) + 1
-                result = MeasureResult(t, [elements * 1e-9 / n], None, [0.0] * 8, 0.0)
-                out.append(result)
-                if on_result:
-                    on_result(result)
-            return out
+    def close(self):
+        pass
 
-        def close(self):
-            pass
 
-    def tiles(sch: Schedule) -> None:  # enough distinct candidates for both tasks
-        for loop in sch.get_loops(sch.get_block("relu")):
-            sch.split(loop, sch.sample_perfect_tile(loop, n=3, max_innermost_factor=256))
+def tile_everything(sch: Schedule) -> None:
+    """A space with enough distinct candidates for every relu task below."""
+    for loop in sch.get_loops(sch.get_block("relu")):
+        sch.split(loop, sch.sample_perfect_tile(loop, n=3, max_innermost_factor=256))
 
+
+def _relu_model(*shapes: tuple[int, int]) -> ir.Module:
+    types = [f"tensor<{m}x{n}xf32>" for m, n in shapes]
+    args = ", ".join(f"%x{i}: {t}" for i, t in enumerate(types))
+    body = "\n".join(f'%r{i} = "graph.relu"(%x{i}) : ({t}) -> {t}' for i, t in enumerate(types))
+    text = (f"func.func @main({args}) -> ({', '.join(types)}) {{\n{body}\n"
+            f"return {', '.join(f'%r{i}' for i in range(len(types)))} : {', '.join(types)}\n}}")
     ctx = mlcir.make_context()
     with ctx:
-        module = mlcir.parse(text)
-    db = tune_module(module, target="llvm", work_dir=tmp_path, max_trials_global=24,
-                     num_trials_per_iter=2, space=tiles, strategy="random", cost_model="random",
-                     measurer=WorkMeasurer(), verbose=0)
-    trials = {w.name: len(db.records(h, "llvm")) for h, w in db.workloads.items()}
+        return mlcir.parse(text)
+
+
+def _trials(db) -> dict[str, int]:
+    return {w.name: len(db.records(h, "llvm")) for h, w in db.workloads.items()}
+
+
+def test_tune_module_gives_a_slow_task_more_rounds(tmp_path):
+    """Two tasks, one 256x the work of the other: the gradient scheduler gives the big one more
+    trials than round-robin would (12 and 12); both get their first round."""
+    db = tune_module(_relu_model((256, 256), (16, 16)), target="llvm", work_dir=tmp_path,
+                     max_trials_global=24, num_trials_per_iter=2, space=tile_everything,
+                     strategy="random", cost_model="random", measurer=WorkMeasurer(), verbose=0)
+    trials = _trials(db)
     assert sum(trials.values()) == 24
-    assert trials["relu"] > 3 * trials["relu_1"] >= 6, trials  # round-robin: 12 and 12
+    assert trials["relu"] > 3 * trials["relu_1"] >= 6, trials
+
+
+def test_a_small_budget_still_reaches_every_task(tmp_path):
+    """Fewer trials than tasks x trials per round: first rounds shrink so every task gets one."""
+    db = tune_module(_relu_model((64, 64), (32, 32), (16, 16), (8, 8)), target="llvm",
+                     work_dir=tmp_path, max_trials_global=10, num_trials_per_iter=8,
+                     space=tile_everything, strategy="random", cost_model="random",
+                     measurer=WorkMeasurer(), verbose=0)
+    trials = _trials(db)
+    assert sum(trials.values()) == 10 and len(trials) == 4 and min(trials.values()) >= 2, trials

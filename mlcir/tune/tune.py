@@ -209,7 +209,12 @@ def _run(tasks: list[Task], target: Target, work_dir: Path, max_trials_per_task:
             if tuner is None:
                 break
             budget = max_trials_global - sum(t.trials for t in tuners)
-            tuner.round(min(num_trials_per_iter, budget))
+            count = min(num_trials_per_iter, budget)
+            if not tuner.history:
+                # A first round: leave enough of the budget for every other task's first one.
+                waiting = sum(1 for t in tuners if not t.history and not t.done)
+                count = min(count, max(1, budget // waiting))
+            tuner.round(count)
             progress.table([t.row() for t in tuners])
     finally:
         if own_measurer:
