@@ -130,7 +130,7 @@ class GraphToLoop(ModulePass):
         kernels: dict[tuple, str] = {}
         for fn in functions(module):
             if graph.PRIMITIVE_ATTR in fn.attributes:
-                self._lower_primitive(fn, rules)
+                self._lower_primitive(module, fn, rules)
                 continue
             if KERNEL_ATTR in fn.attributes:
                 continue
@@ -197,12 +197,66 @@ class GraphToLoop(ModulePass):
         op.erase()
 
     @classmethod
-    def _lower_primitive(cls, fn: func.FuncOp, rules: dict[str, Rule]) -> None:
-        """Lower a fused group in place: one kernel with one block per graph op."""
+    def _lower_primitive(cls, module: ir.Operation, fn: func.FuncOp,
+                         rules: dict[str, Rule]) -> None:
+        """Lower a fused group in place: one kernel with one block per graph op, made
+        destination-passing like the per-op kernels."""
         used: set[str] = set()
         for op in graph_ops(fn.operation):
             cls._lower_in_place(op, rules, used)
         fn.attributes[KERNEL_ATTR] = ir.UnitAttr.get()
+        _pass_destinations(module, fn)
+
+
+def _destination_of(value: ir.Value) -> ir.Operation | None:
+    """The ``tensor.empty`` that ``value`` is computed into through a chain of destination-
+    passing linalg ops (a fill, then the block that accumulates into it), or None."""
+    while not isinstance(value.owner, ir.Block):
+        op = value.owner.operation
+        if op.name == "tensor.empty":
+            return op
+        if not op.name.startswith("linalg.") or not hasattr(op.opview, "outputs"):
+            return None
+        value = list(op.opview.outputs)[ir.OpResult(value).result_number]
+    return None
+
+
+def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
+    """Give the lowered fused group ``fn`` one destination argument per result, written by the
+    block computing it, and make its callers pass ``tensor.empty`` — as the per-op kernels
+    are. Bufferization then writes a model's output straight into the caller's array instead
+    of into a temporary that is copied. Left as is when a result is not computed into its own
+    static ``tensor.empty`` (a view, an argument returned as is)."""
+    entry = fn.regions[0].blocks[0]
+    results = list(entry.operations[len(entry.operations) - 1].operands)
+    empties = [_destination_of(v) for v in results]
+    if any(e is None or len(list(e.result.uses)) != 1
+           or not ir.RankedTensorType(e.result.type).has_static_shape for e in empties) \
+            or len({id(e) for e in empties}) != len(empties):
+        return
+    fn_type = ir.FunctionType(fn.attributes["function_type"].value)
+    for empty in empties:
+        empty.result.replace_all_uses_with(entry.add_argument(empty.result.type, fn.location))
+        empty.erase()
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        list(fn_type.inputs) + list(fn_type.results), list(fn_type.results)))
+    name = fn.sym_name.value
+    calls: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name:
+            calls.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    for call in calls:
+        with ir.InsertionPoint(call), call.location:
+            dests = [b.empty(b.shape_of(r), b.element_type(r)) for r in call.results]
+            new = func.CallOp([r.type for r in call.results], ir.FlatSymbolRefAttr.get(name),
+                              list(call.operands) + dests)
+        for old, value in zip(call.results, new.results):
+            old.replace_all_uses_with(value)
+        call.erase()
 
 
 def kernel_functions(module: ir.Operation) -> list[func.FuncOp]:

@@ -1,15 +1,14 @@
 // The CPU pipeline takes a graph module to the LLVM dialect: ops are fused into one kernel
-// (graph-fuse-ops), results become out-parameters, the entry keeps a C interface, kernels
-// become llvm.func, intermediates are freed.
+// (graph-fuse-ops), which is destination-passing like a per-op kernel, so the caller's output
+// array is the kernel's destination (no temporary, no copy); the entry keeps a C interface,
+// kernels become llvm.func, intermediates are freed.
 // RUN: mlcir-opt %s --mlcir-cpu | FileCheck %s
 // RUN: mlcir-opt %s --mlcir-cpu-bufferize | FileCheck %s --check-prefix=BUF
 
 // BUF-LABEL: func.func @main
 // BUF-SAME: (%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8x16xf32>, %[[OUT:.*]]: memref<4x16xf32>) attributes {llvm.emit_c_interface}
-// BUF: %[[TMP:.*]] = memref.alloc(){{.*}} : memref<4x16xf32>
-// BUF: call @fused_matmul_relu(%{{.*}}, %{{.*}}, %[[TMP]])
-// BUF: memref.copy %[[TMP]], %[[OUT]]
-// BUF: memref.dealloc %[[TMP]]
+// BUF-NEXT: call @fused_matmul_relu(%{{.*}}, %{{.*}}, %[[OUT]])
+// BUF-NEXT: return
 // BUF-LABEL: func.func private @fused_matmul_relu
 // BUF-SAME: (%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8x16xf32>, %[[KOUT:.*]]: memref<4x16xf32>)
 // BUF: %[[MM:.*]] = memref.alloc(){{.*}} : memref<4x16xf32>
@@ -20,11 +19,11 @@
 // CHECK-LABEL: llvm.func @main
 // CHECK-SAME: attributes {llvm.emit_c_interface}
 // CHECK: llvm.call @fused_matmul_relu
-// CHECK: llvm.call @free
 // CHECK-LABEL: llvm.func @_mlir_ciface_main
 // CHECK-LABEL: llvm.func @fused_matmul_relu
 // CHECK: llvm.fmul
 // CHECK: llvm.fadd
+// CHECK: llvm.call @free
 // CHECK-NOT: linalg.
 func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
   %0 = "graph.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
