@@ -2,9 +2,10 @@
 
 Models come in from ONNX (``mlcir.frontend``) or are written in the ``graph`` dialect, are
 lowered to loop-level kernels, scheduled (``mlcir.Schedule``), tuned (``mlcir.tune``) and
-compiled to LLVM by upstream MLIR passes; :func:`build` returns an executable that takes and
-returns numpy arrays, :meth:`Executable.save` writes it to a file and :func:`load` reads it
-back without recompiling.
+compiled to LLVM (CPU) or PTX/cubin (CUDA) by upstream MLIR passes; :func:`build` returns an
+executable that takes and returns numpy arrays, :meth:`Executable.save` writes it to a file,
+:func:`compile` compiles straight to such a file (for CUDA without a GPU), and :func:`load`
+reads it back without recompiling.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .errors import (BuildError, CudaDriverError, FrontendError, LaunchConfigErr
                      LoweringError, MlcirError, ParseError, PassError, RuntimeInputError,
                      VerificationError)
 from .ir import make_context, parse
-from .driver import build
+from .driver import build, compile  # noqa: A004 (tvm.compile, torch.compile)
 from .runtime import Executable, register_func, time_evaluator
 from .runtime.saved import load
 from .schedule import Schedule, ScheduleError, Trace
@@ -35,5 +36,5 @@ __all__ = [
     "BuildError", "CudaDriverError", "Executable", "FrontendError", "LaunchConfigError",
     "LoadError", "LoweringError", "MlcirError",
     "ParseError", "PassError", "RuntimeInputError", "Schedule", "ScheduleError", "Trace", "VerificationError",
-    "build", "load", "make_context", "parse", "register_func", "time_evaluator",
+    "build", "compile", "load", "make_context", "parse", "register_func", "time_evaluator",
 ]

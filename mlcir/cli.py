@@ -1,7 +1,8 @@
 """The ``mlcir`` command line: ``compile``, ``run`` and ``tune`` (TVM's ``tvmc``).
 
 A thin face over the Python API: ``compile`` imports a model (``mlcir.frontend.from_onnx`` or
-MLIR text), builds it with ``mlcir.build`` and saves it (``Executable.save``); ``run`` loads a
+MLIR text) and compiles it into a saved model file (``mlcir.compile``: for ``cuda`` without a
+GPU or driver; for ``llvm`` the same as ``mlcir.build`` + ``Executable.save``); ``run`` loads a
 saved model (``mlcir.load``) and runs it on inputs from an ``.npz`` file; ``tune`` tunes a model
 (``mlcir.tune.tune_module``) and exports the best records to one file that ``compile
 --tuning-records`` reads. Every error a user can cause is printed as ``mlcir: error: ...`` with
@@ -136,16 +137,27 @@ def cmd_compile(args: argparse.Namespace) -> int:
         _write_text(dumps["graph"], _asm(module))
     if "kernels" in dumps:
         _write_text(dumps["kernels"], _asm(_kernels(module, records, target)))
-    executable = mlcir.build(module, target=target, records=records, pipeline=args.pipeline)
-    if "llvm" in dumps:
-        _write_text(dumps["llvm"], _asm(executable.lowered))
     output = args.output or Path(args.model).with_suffix(".mlcir").name
-    executable.save(output)
+    saved = mlcir.compile(module, target, output, records=records, pipeline=args.pipeline)
+    if "llvm" in dumps:
+        _write_text(dumps["llvm"], _asm(saved.lowered))
     if not args.quiet:
-        functions = ", ".join(repr(executable[name]) for name in executable.function_names)
-        print(f"mlcir: compiled {args.model} for '{target}' into {output}: {functions}",
-              file=sys.stderr)
+        functions = ", ".join(f"<mlcir.Function {sig.describe()}>"
+                              for sig in saved.signatures.values())
+        print(f"mlcir: compiled {args.model} for '{target}'{_cuda_note(saved.metadata)} into "
+              f"{output}: {functions}", file=sys.stderr)
     return 0
+
+
+def _cuda_note(meta: dict[str, Any]) -> str:
+    """`` (PTX for sm_80; it runs on a machine with an NVIDIA GPU and its driver)`` for a cuda
+    model, nothing for a CPU one."""
+    cuda = meta.get("cuda")
+    if not cuda:
+        return ""
+    kinds = {"isa": "PTX", "bin": "cubin", "fatbin": "fat binary"}
+    kind = kinds.get(cuda.get("binary_format"), cuda.get("binary_format") or "no kernels")
+    return f" ({kind} for {cuda['arch']}; it runs on a machine with an NVIDIA GPU and its driver)"
 
 
 def _records(path: str | None) -> Any:
@@ -287,8 +299,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from mlcir.tune.records_file import export_best_records
 
     target = parse_target(args.target)
-    if target.kind != "llvm":
-        raise CliError(f"tuning for '{target.kind}' is not supported (only 'llvm')")
+    if target.kind == "cuda":
+        # Every candidate is measured on the GPU: without one, fail now rather than record
+        # each candidate as failed.
+        from mlcir.runtime.cuda import require_driver
+
+        require_driver(what="tuning for cuda", hint="Tuning measures candidates on the GPU; "
+                       "compiling (`mlcir compile --target cuda`) needs none")
     if args.trials < 1:
         raise CliError(f"--trials must be at least 1, got {args.trials}")
     module = import_model(args.model, args.model_format, args.input_shapes)
@@ -322,8 +339,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="fix the ONNX inputs' shapes, e.g. 'x:[1,784] mask:[1,?]' (symbolic "
                         "dims stay dynamic otherwise)")
     p.add_argument("--target", default="llvm",
-                   help="the target, e.g. 'llvm', 'llvm -threads=2', 'llvm -opt-level=2' "
-                        "(default: llvm)")
+                   help="the target, e.g. 'llvm', 'llvm -threads=2', 'llvm -opt-level=2', "
+                        "'cuda', 'cuda -arch=sm_80 -format=isa' (default: llvm; compiling for "
+                        "cuda needs no GPU, running does)")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -337,9 +355,11 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("compile", help="compile a model into a saved model file",
-                       description="Import a model, build it (applying tuning records when "
+                       description="Import a model, compile it (applying tuning records when "
                                    "given) and save the compiled model to one file that "
-                                   "`mlcir run` and mlcir.load() read without recompiling.")
+                                   "`mlcir run` and mlcir.load() read without recompiling. "
+                                   "A cuda model compiles without a GPU or the NVIDIA driver "
+                                   "and runs on a machine with both.")
     _add_model_options(p)
     p.add_argument("-o", "--output", metavar="PATH",
                    help="the saved model (default: the model's name with .mlcir, here)")
@@ -349,7 +369,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--dump-mlir", nargs=2, action="append", metavar=("STAGE", "PATH"),
                    help="write the module at STAGE (graph: as imported; kernels: loop-level "
                         "kernels, tuned ones scheduled; llvm: the LLVM dialect that is "
-                        "compiled) to PATH ('-': standard output); repeatable")
+                        "compiled, for cuda the host code and the gpu.binary kernels) to PATH "
+                        "('-': standard output); repeatable")
     p.add_argument("--pipeline", metavar="PIPELINE",
                    help="replace the target's codegen pipeline (a pass pipeline string)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
@@ -359,7 +380,8 @@ def make_parser() -> argparse.ArgumentParser:
                        description="Load a saved model, run one of its functions on named "
                                    "inputs, print a summary of each output and optionally the "
                                    "execution time, and write the outputs.")
-    p.add_argument("model", help="a saved model (.mlcir) written by `mlcir compile`")
+    p.add_argument("model", help="a saved model (.mlcir) written by `mlcir compile` (a cuda "
+                                 "model needs an NVIDIA GPU and its driver)")
     p.add_argument("--inputs", metavar="NPZ",
                    help="the inputs, one array per input name (numpy .npz)")
     p.add_argument("--outputs", metavar="NPZ",

@@ -18,7 +18,9 @@ from onnx import TensorProto, helper
 
 import mlcir
 from mlcir.cli import make_parser
+from mlcir.runtime.saved import read_metadata
 from mlcir.testing import mlp, onnx_models
+from mlcir.testing.hardware import cuda_available
 
 MLCIR = Path(sys.executable).with_name("mlcir")
 
@@ -204,6 +206,54 @@ def test_compile_mlir_input_and_dump_every_stage(tmp_path, mlp_onnx):
             "--outputs", tmp_path / "out.npz")
     with np.load(tmp_path / "out.npz") as result:
         _close(result["logits"], _reference(mlp_onnx, inputs)["logits"])
+
+
+def test_compile_for_cuda_needs_no_gpu_and_run_names_the_driver(tmp_path, mlp_onnx):
+    output = tmp_path / "m.mlcir"
+    result = run_cli("compile", mlp_onnx, "--target", "cuda -arch=sm_80", "-o", output)
+    assert re.fullmatch(rf"mlcir: compiled {re.escape(str(mlp_onnx))} for 'cuda -arch=sm_80' "
+                        r"\((PTX|cubin) for sm_80; it runs on a machine with an NVIDIA GPU and "
+                        rf"its driver\) into {re.escape(str(output))}: <mlcir\.Function "
+                        r"main\(x: float32\[1, 784\]\) -> \(float32\[1, 10\]\)>\n",
+                        result.stderr), result.stderr
+    meta = read_metadata(output)
+    assert meta["target"] == "cuda -arch=sm_80" and meta["cuda"]["arch"] == "sm_80"
+    assert [a["name"] for a in meta["functions"][0]["args"]] == ["x"]
+    if cuda_available():
+        pytest.skip("a GPU is here: test_gpu_cli_compile_then_run_cuda_matches_onnxruntime")
+    failed = run_cli("run", output, "--fill-mode", "random", check=False)
+    message = error_of(failed)
+    assert len(message.splitlines()) == 1 and failed.stdout == ""
+    assert message.startswith(f"mlcir: error: {output}: the model is compiled for 'cuda "
+                              "-arch=sm_80' and needs the NVIDIA driver library libcuda.so.1, "
+                              "which was not found")
+
+
+def test_tune_for_cuda_without_a_gpu_fails_fast_naming_the_driver(tmp_path, mlp_onnx):
+    if cuda_available():
+        pytest.skip("a GPU is here: tuning for cuda would run")
+    failed = run_cli("tune", mlp_onnx, "--target", "cuda", "--trials", "4",
+                     "-o", tmp_path / "records.json", check=False)
+    message = error_of(failed)
+    assert failed.returncode == 1 and len(message.splitlines()) == 1
+    assert message.startswith("mlcir: error: tuning for cuda needs the NVIDIA driver library "
+                              "libcuda.so.1, which was not found")
+    assert not (tmp_path / "records.json").exists()
+
+
+@pytest.mark.gpu
+def test_gpu_cli_compile_then_run_cuda_matches_onnxruntime(tmp_path, mlp_onnx):
+    from mlcir.runtime.cuda import device_capability
+
+    arch = "sm_%d%d" % device_capability()
+    for target in (f"cuda -arch={arch}", "cuda -arch=sm_80 -format=isa"):
+        run_cli("compile", mlp_onnx, "--target", target, "-o", tmp_path / "m.mlcir")
+        inputs = onnx_models.mlp_inputs(seed=4)
+        np.savez(tmp_path / "in.npz", **inputs)
+        run_cli("run", tmp_path / "m.mlcir", "--inputs", tmp_path / "in.npz",
+                "--outputs", tmp_path / "out.npz", "--print-time", "--repeat", 2)
+        with np.load(tmp_path / "out.npz") as out:
+            _close(out["logits"], _reference(mlp_onnx, inputs)["logits"])
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:

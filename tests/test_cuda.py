@@ -1,14 +1,18 @@
 """The CUDA target: PTX/cubin built without a GPU, mappings checked numerically by running the
-mapped loops serially on the CPU, launch limits and missing-driver errors; and, marked ``gpu``
-(skipped where ``mlcir.testing.hardware.cuda_available()`` is false), kernels and models run on
-a GPU against numpy."""
+mapped loops serially on the CPU, launch limits and missing-driver errors, models compiled into
+saved files without a driver (their metadata, embedded PTX/cubin and constructors); and, marked
+``gpu`` (skipped where ``mlcir.testing.hardware.cuda_available()`` is false), kernels and models
+run on a GPU against numpy, built by the JIT or loaded from a saved file."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +24,10 @@ from mlcir.passes.gpu_check_launch import check_sizes, launch_sizes
 from mlcir.passes.gpu_map import default_tiling
 from mlcir.passes.gpu_ir import in_launch, walk
 from mlcir.passes.pipelines import cpu_bufferize, cpu_frontend, cpu_to_llvm
+from mlcir.paths import llvm_tool
 from mlcir.runtime import cuda
-from mlcir.testing import kernels, mlp
+from mlcir.runtime.saved import read_library, read_metadata
+from mlcir.testing import kernels, mlp, onnx_models
 from mlcir.testing.hardware import cuda_available
 from mlcir.tune.space import default_space
 
@@ -432,6 +438,346 @@ def test_ptx_command_line_prints_each_kernel(tmp_path):
     assert "// gpu.binary @main_C" in out.stdout and ".target sm_80" in out.stdout
 
 
+# -- saved models compiled without a driver --------------------------------------------------
+SAVED_KERNELS = {
+    "matmul": lambda: kernels.matmul(64, 48, 32),
+    "elementwise": elementwise,
+    "softmax": lambda: kernels.softmax(32, 128),
+}
+
+
+def _tool(name: str, *args) -> str:
+    result = subprocess.run([llvm_tool(name), *map(str, args)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def constructors(library) -> set[str]:
+    """The functions the library's ``.init_array`` points at: what runs when it is loaded.
+    (The entries of a position-independent library are ``*_RELATIVE`` relocations whose addend
+    is the function's address.)"""
+    sections = _tool("llvm-readelf", "-S", "-W", library)
+    start, size = (int(v, 16) for v in re.search(
+        r"\.init_array\s+INIT_ARRAY\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", sections).groups())
+    targets = set()
+    for line in _tool("llvm-readelf", "-r", "-W", library).splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[2].endswith("_RELATIVE") and \
+                start <= int(fields[0], 16) < start + size:
+            targets.add(int(fields[-1], 16))
+    names = {}
+    for line in _tool("llvm-nm", "--defined-only", library).splitlines():
+        address, kind, name = line.split()
+        if kind in "tT":
+            names[int(address, 16)] = name
+    return {names.get(address, hex(address)) for address in targets}
+
+
+def check_saved_library(path, meta: dict, library: bytes) -> dict[str, bytes]:
+    """The library of a saved cuda model: its kernels' binaries are embedded (as in the
+    metadata), each one's module is loaded by a constructor, the CUDA runtime is needed.
+    Returns each kernel's embedded binary by name."""
+    info = meta["cuda"]
+    embedded = cuda.embedded_kernels(library, [k["symbol"] for k in info["kernels"]])
+    binaries = {}
+    for kernel in info["kernels"]:
+        data = embedded[kernel["symbol"]]
+        if kernel["format"] == "isa":
+            assert data.endswith(b"\0")  # PTX is handed to the driver as a C string
+            data = data[:-1]
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (kernel["bytes"], kernel["sha256"])
+        binaries[kernel["name"]] = data
+    so = path.with_suffix(".so")
+    so.write_bytes(library)
+    assert {f"{k['name']}_load" for k in info["kernels"]} <= constructors(so)
+    undefined = _tool("llvm-nm", "-u", so).split()
+    loader = "mgpuModuleLoadJIT" if info["binary_format"] == "isa" else "mgpuModuleLoad"
+    assert loader in undefined and "mgpuLaunchKernel" in undefined
+    assert "[libmlir_cuda_runtime.so]" in _tool("llvm-readelf", "-d", so)
+    return binaries
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+@pytest.mark.parametrize("name", sorted(SAVED_KERNELS))
+def test_kernels_compile_into_a_saved_model_without_a_driver(ctx, tmp_path, name, arch):
+    text, ref = SAVED_KERNELS[name]()
+    target = f"cuda -arch={arch} -format=isa"
+    saved = mlcir.compile(text, target, tmp_path / f"{name}.mlcir")
+    meta, library = read_library(saved.path)
+    assert meta == json.loads(json.dumps(saved.metadata)) and saved.target == target
+    assert meta["target"] == target and meta["cpu_features"] == []  # llc: the generic CPU
+    inputs = kernels.random_inputs(text)
+    (main,) = meta["functions"]
+    assert [(a["shape"], a["dtype"], a["kind"]) for a in main["args"]] == \
+        [(list(x.shape), "float32", "input") for x in inputs]
+    assert [(r["shape"], r["dtype"]) for r in main["results"]] == \
+        [(list(ref(*inputs).shape), "float32")]
+    assert meta["cuda"]["arch"] == arch and meta["cuda"]["binary_format"] == "isa"
+    binaries = check_saved_library(saved.path, meta, library)
+    # The embedded PTX is the PTX of the kernels, byte for byte.
+    assert {n: b.decode() for n, b in binaries.items()} == ptx(text, target)
+    for kernel, text_ in binaries.items():
+        assert f".target {arch}".encode() in text_
+        assert re.search(rf"\.visible \.entry {kernel}\(".encode(), text_)
+    if not cuda_available():
+        with pytest.raises(mlcir.CudaDriverError, match=rf"{name}\.mlcir: the model is compiled "
+                           rf"for '{target}' and needs the NVIDIA driver library libcuda\.so\.1, "
+                           "which was not found"):
+            mlcir.load(saved.path)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_onnx_mlp_compiles_into_a_saved_model_without_a_driver(tmp_path, arch):
+    from mlcir.frontend import from_onnx
+
+    saved = mlcir.compile(from_onnx(onnx_models.mlp()), f"cuda -arch={arch}",
+                          tmp_path / "mlp.mlcir")
+    meta, library = read_library(saved.path)
+    assert meta["functions"] == [{
+        "name": "main",
+        "args": [{"name": "x", "shape": [1, 784], "dtype": "float32", "kind": "input"}],
+        "results": [{"name": "logits", "shape": [1, 10], "dtype": "float32", "kind": "output"}]}]
+    fmt = cuda.binary_format(f"cuda -arch={arch}").format  # cubin when ptxas is installed
+    assert meta["target"] == f"cuda -arch={arch}" and meta["cuda"]["binary_format"] == fmt
+    binaries = check_saved_library(saved.path, meta, library)
+    assert any(name.startswith("main_matmul") for name in binaries)
+    for data in binaries.values():
+        if fmt == "bin":
+            assert data[:4] == b"\x7fELF"
+        else:
+            assert f".target {arch}".encode() in data
+    if not cuda_available():
+        with pytest.raises(mlcir.CudaDriverError, match=r"libcuda\.so\.1"):
+            mlcir.load(saved.path)
+
+
+def test_cubin_model_embeds_elf_kernels_for_the_chip(tmp_path):
+    if cuda.find_toolkit() is None:
+        pytest.skip("no CUDA toolkit with ptxas on this machine")
+    saved = mlcir.compile(kernels.matmul(64, 64, 32)[0], "cuda -arch=sm_80 -format=bin",
+                          tmp_path / "mm.mlcir")
+    meta, library = read_library(saved.path)
+    assert meta["cuda"]["binary_format"] == "bin"
+    binaries = check_saved_library(saved.path, meta, library)
+    assert sorted(binaries) == ["main_C", "main_C_init"]
+    for data in binaries.values():
+        assert data[:4] == b"\x7fELF" and data[18:20] == (190).to_bytes(2, "little")  # EM_CUDA
+
+
+def test_a_jit_built_cuda_executable_saves_its_lowered_module(ctx, tmp_path):
+    """What ``mlcir.build(..., target="cuda")`` returns on a GPU machine (an engine and the
+    lowered module) saves through the same library; the engine is not needed for it."""
+    from mlcir.runtime import Executable
+    from mlcir.runtime.compile import as_module, prepare
+    from mlcir.target import Target
+
+    text, _ = kernels.matmul(32, 32, 32)
+    work, sigs, _ = prepare(as_module(text))
+    cuda.compile_cuda(work, "cuda -arch=sm_80 -format=isa")
+    Executable(sigs, None, Target.parse("cuda -arch=sm_80 -format=isa"), lowered=work).save(
+        tmp_path / "jit.mlcir")
+    meta, library = read_library(tmp_path / "jit.mlcir")
+    assert [f["name"] for f in meta["functions"]] == ["main"]
+    assert {n: b.decode() for n, b in check_saved_library(tmp_path / "jit.mlcir", meta,
+                                                          library).items()} == \
+        ptx(text, "cuda -arch=sm_80 -format=isa")
+    with pytest.raises(mlcir.BuildError, match="holds no lowered module to save"):
+        Executable(sigs, None, Target.parse("cuda")).save(tmp_path / "never.mlcir")
+    assert not (tmp_path / "never.mlcir").exists()
+
+
+def test_compiling_for_cuda_refuses_library_functions_before_writing(tmp_path):
+    mlp.register_library()
+    with pytest.raises(mlcir.BuildError, match=r"env\.linear"):
+        mlcir.compile(mlp.build_module("library"), "cuda", tmp_path / "lib.mlcir")
+    assert not (tmp_path / "lib.mlcir").exists()
+
+
+def test_device_compatibility_rules():
+    assert cuda.chip_capability("sm_86") == (8, 6, False)
+    assert cuda.chip_capability("sm_121a") == (12, 1, True)
+    # PTX: the driver compiles it for any GPU as new or newer.
+    assert cuda.device_problem("sm_80", "isa", (8, 0)) is None
+    assert cuda.device_problem("sm_80", "isa", (9, 0)) is None
+    assert cuda.device_problem("sm_80", "fatbin", (12, 0)) is None
+    assert "newer than this GPU; this GPU is sm_75 (compute capability 7.5): recompile with " \
+        "-arch=sm_75" in cuda.device_problem("sm_80", "isa", (7, 5))
+    # cubin: the same major version, a minor one as new or newer.
+    assert cuda.device_problem("sm_80", "bin", (8, 6)) is None
+    assert "cubin for sm_80, which runs only on sm_8x GPUs" in cuda.device_problem(
+        "sm_80", "bin", (9, 0))
+    assert "cubin for sm_86" in cuda.device_problem("sm_86", "bin", (8, 0))
+    # Arch-specific chips: exactly that one.
+    assert cuda.device_problem("sm_90a", "bin", (9, 0)) is None
+    assert "run only on that architecture; this GPU is sm_100" in cuda.device_problem(
+        "sm_90a", "isa", (10, 0))
+    with pytest.raises(mlcir.BuildError, match="not a CUDA architecture: 'gfx90a'"):
+        cuda.chip_capability("gfx90a")
+
+
+def test_embedded_kernels_names_what_is_missing(tmp_path):
+    with pytest.raises(mlcir.BuildError, match="not a 64-bit little-endian ELF"):
+        cuda.embedded_kernels(b"PK\x03\x04 not a library", ["main_C_binary"])
+    saved = mlcir.compile(kernels.matmul(16, 16, 16)[0], "cuda -arch=sm_80 -format=isa",
+                          tmp_path / "mm.mlcir")
+    _, library = read_library(saved.path)
+    with pytest.raises(mlcir.BuildError, match="the library has no symbol main_D_binary"):
+        cuda.embedded_kernels(library, ["main_C_binary", "main_D_binary"])
+
+
+def test_ptx_command_line_prints_a_saved_models_kernels(tmp_path):
+    saved = mlcir.compile(kernels.matmul(32, 32, 32)[0], "cuda -arch=sm_80 -format=isa",
+                          tmp_path / "mm.mlcir")
+    out = subprocess.run([sys.executable, "-m", "mlcir.runtime.cuda", str(saved.path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert re.findall(r"^// gpu.binary @(\w+) \(isa, \d+ bytes\)$", out.stdout, re.M) == \
+        ["main_C_init", "main_C"]
+    assert out.stdout.count(".target sm_80") == 2
+    cpu = mlcir.compile(kernels.matmul(8, 8, 8)[0], "llvm", tmp_path / "cpu.mlcir")
+    out = subprocess.run([sys.executable, "-m", "mlcir.runtime.cuda", str(cpu.path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "cpu.mlcir: not a model compiled for cuda (target 'llvm')" in out.stderr
+
+
+# -- a saved model through the CUDA runtime, on a recording driver ---------------------------
+# tests/fake_cuda/libcuda.c stands in for libcuda.so.1 (found first through LD_LIBRARY_PATH in
+# a child process): it records what the model asks of the driver and computes nothing, so these
+# tests check the loading path — driver and device checks, the runtime found in the wheel, the
+# constructors loading the kernels, the launches and copies of the host code — not the kernels'
+# results (the tests marked gpu do, on a GPU).
+GRAPH_MODEL = """
+func.func @main(%x: tensor<4x8xf32> {graph.name = "x"}, %w: tensor<8x16xf32> {graph.name = "w"})
+    -> (tensor<4x16xf32> {graph.name = "y"}) {
+  %0 = "graph.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = "graph.relu"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}"""
+
+
+@pytest.fixture(scope="module")
+def recording_driver(tmp_path_factory) -> Path:
+    from mlcir.runtime.aot import compiler
+
+    folder = tmp_path_factory.mktemp("recording_driver")
+    source = Path(__file__).with_name("fake_cuda") / "libcuda.c"
+    subprocess.run([compiler(), "-shared", "-fPIC", "-O1", "-o", str(folder / "libcuda.so.1"),
+                    str(source)], check=True)
+    return folder
+
+
+def with_driver(folder: Path, command: list, capability: str = "8.0"):
+    """Run ``command`` with the recording driver as libcuda.so.1; returns the process and the
+    driver's records."""
+    log = folder / "log"
+    log.unlink(missing_ok=True)
+    env = dict(os.environ, MLCIR_FAKE_CUDA_LOG=str(log), MLCIR_FAKE_CUDA_CC=capability,
+               LD_LIBRARY_PATH=os.pathsep.join([str(folder),
+                                                os.environ.get("LD_LIBRARY_PATH", "")]))
+    result = subprocess.run([str(c) for c in command], env=env, capture_output=True, text=True)
+    return result, (log.read_text().splitlines() if log.exists() else [])
+
+
+def fnv1a(data: bytes) -> str:
+    h = 1469598103934665603
+    for byte in data:
+        h = ((h ^ byte) * 1099511628211) % 2 ** 64
+    return f"{h:016x}"
+
+
+RUN_SAVED = """
+import sys, numpy as np, mlcir
+model = mlcir.load(sys.argv[1])
+with open(sys.argv[2], "a") as log:
+    log.write("call main\\n")
+x = np.arange(32, dtype=np.float32).reshape(4, 8)
+w = np.full((8, 16), 2, np.float32)
+np.save(sys.argv[3], model.main(x, w))
+"""
+
+
+def test_saved_model_drives_the_cuda_runtime_as_compiled(ctx, tmp_path, recording_driver):
+    path = mlcir.compile(GRAPH_MODEL, "cuda -arch=sm_80 -format=isa", tmp_path / "m.mlcir").path
+    result, log = with_driver(recording_driver, [sys.executable, "-c", RUN_SAVED, path,
+                                                  recording_driver / "log", tmp_path / "y.npy"])
+    assert result.returncode == 0, result.stderr
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    w = np.full((8, 16), 2, np.float32)
+    # Loading the library loaded every kernel module (its constructors), before any call.
+    kernels_ = launches(mapped(GRAPH_MODEL))
+    assert log[:len(kernels_)] == ["load ptx .target sm_80"] * len(kernels_)
+    # main: the inputs copied in, the kernels launched as mapped, the output copied back.
+    assert log[len(kernels_):] == (
+        ["call main", f"copy {x.nbytes} {fnv1a(x.tobytes())}",
+         f"copy {w.nbytes} {fnv1a(w.tobytes())}"]
+        + [f"launch {name} grid {' '.join(map(str, grid))} block {' '.join(map(str, block))}"
+           for name, grid, block in kernels_]
+        + [f"copy {4 * 16 * 4} {fnv1a(np.ones((4, 16), np.float32).tobytes())}"])
+    # The device's output buffer (1.0 from the recording driver: no kernel ran) reached numpy.
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), np.ones((4, 16), np.float32))
+    # The command line runs it the same way.
+    result, log = with_driver(recording_driver, [Path(sys.executable).with_name("mlcir"), "run",
+                                                  path, "--fill-mode", "ones"])
+    assert result.returncode == 0, result.stderr
+    assert "y: float32[4, 16]  min 1  max 1  mean 1" in result.stdout
+    assert sum(line.startswith("launch ") for line in log) == len(kernels_)
+
+
+def test_saved_model_for_another_gpu_is_refused_before_loading(tmp_path, recording_driver):
+    """The compute capability is checked before the library (and its constructors) load."""
+    load = "import sys, mlcir; mlcir.load(sys.argv[1])"
+    ptx80 = mlcir.compile(GRAPH_MODEL, "cuda -arch=sm_80 -format=isa", tmp_path / "p.mlcir").path
+    result, log = with_driver(recording_driver, [sys.executable, "-c", load, ptx80], "7.5")
+    assert result.returncode == 1 and log == []
+    assert ("mlcir.errors.LoadError: " + str(ptx80) + ": the kernels are compiled for sm_80, "
+            "newer than this GPU; this GPU is sm_75 (compute capability 7.5): recompile with "
+            "-arch=sm_75") in result.stderr
+    result, log = with_driver(recording_driver, [sys.executable, "-c", load, ptx80], "9.0")
+    assert result.returncode == 0, result.stderr  # PTX is compiled by the driver for sm_90
+    assert log == ["load ptx .target sm_80"] * 3
+    if cuda.find_toolkit() is None:
+        return
+    cubin80 = mlcir.compile(GRAPH_MODEL, "cuda -arch=sm_80 -format=bin", tmp_path / "c.mlcir").path
+    result, log = with_driver(recording_driver, [sys.executable, "-c", load, cubin80], "9.0")
+    assert result.returncode == 1 and log == []
+    assert "the kernels are cubin for sm_80, which runs only on sm_8x GPUs" in result.stderr
+    result, log = with_driver(recording_driver, [sys.executable, "-c", load, cubin80], "8.6")
+    assert result.returncode == 0 and log == ["load cubin"] * 3, result.stderr
+
+
+JIT_THEN_SAVED = """
+import sys, numpy as np, mlcir
+from mlcir.testing import kernels
+text, _ = kernels.matmul(16, 16, 16)
+inputs = kernels.random_inputs(text)
+built = mlcir.build(text, target="cuda -arch=sm_80 -format=isa")
+built.main(*inputs)
+built.save(sys.argv[1])
+with open(sys.argv[2], "a") as log:
+    log.write("saved\\n")
+mlcir.load(sys.argv[1]).main(*inputs)
+try:
+    mlcir.build(text, target="cuda -arch=sm_90 -format=isa")
+except mlcir.BuildError as error:
+    print(error)
+"""
+
+
+def test_jit_build_and_its_saved_file_drive_the_runtime_alike(tmp_path, recording_driver):
+    """``mlcir.build(..., target="cuda")`` (the JIT) and the file its ``save`` writes load the
+    same kernels and make the same launches and copies; the JIT checks the GPU too."""
+    result, log = with_driver(recording_driver, [sys.executable, "-c", JIT_THEN_SAVED,
+                                                  tmp_path / "jit.mlcir", recording_driver / "log"])
+    assert result.returncode == 0, result.stderr
+    jit, saved = log[:log.index("saved")], log[log.index("saved") + 1:]
+    assert jit == saved and jit[:2] == ["load ptx .target sm_80"] * 2
+    launched = [line.split()[1] for line in jit if line.startswith("launch")]
+    assert launched == ["main_C_init", "main_C"]
+    assert "target 'cuda -arch=sm_90 -format=isa': the kernels are compiled for sm_90, newer " \
+        "than this GPU; this GPU is sm_80" in result.stdout
+
+
 # -- on a GPU --------------------------------------------------------------------------------
 def _close(got, want, k=1):
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * max(1.0, np.sqrt(k)))
@@ -497,3 +843,65 @@ def test_gpu_tuning_measures_candidates(tmp_path):
     best = mlcir.tune.tune_kernel(text, target="cuda", work_dir=tmp_path, max_trials=6,
                                   strategy="random", cost_model="random", verbose=0)
     assert best is not None and best.latency > 0
+
+
+def device_arch() -> str:
+    major, minor = cuda.device_capability()
+    return f"sm_{major}{minor}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(SAVED_KERNELS))
+def test_gpu_saved_kernels_load_and_match_numpy(tmp_path, name):
+    """Compiled into a file (PTX for sm_80; the default format for this GPU's chip), loaded,
+    run: the numbers of numpy; saved again, the same library."""
+    text, ref = SAVED_KERNELS[name]()
+    inputs = kernels.random_inputs(text)
+    for i, target in enumerate(("cuda -arch=sm_80 -format=isa", f"cuda -arch={device_arch()}")):
+        path = mlcir.compile(text, target, tmp_path / f"{name}{i}.mlcir").path
+        loaded = mlcir.load(path)
+        np.testing.assert_allclose(loaded.main(*inputs), ref(*inputs), rtol=1e-5, atol=1e-5)
+        loaded.save(tmp_path / "again.mlcir")
+        assert read_library(tmp_path / "again.mlcir")[1] == read_library(path)[1]
+        np.testing.assert_allclose(mlcir.load(tmp_path / "again.mlcir").main(*inputs),
+                                   ref(*inputs), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_gpu_saved_onnx_mlp_matches_onnxruntime_in_another_process(tmp_path):
+    from mlcir.frontend import from_onnx
+
+    model = onnx_models.mlp()
+    mlcir.compile(from_onnx(model), f"cuda -arch={device_arch()}", tmp_path / "mlp.mlcir")
+    inputs = onnx_models.mlp_inputs(seed=2)
+    np.savez(tmp_path / "in.npz", **inputs)
+    script = ("import sys, numpy as np, mlcir; m = mlcir.load(sys.argv[1]); "
+              "np.save(sys.argv[3], m.main.run(dict(np.load(sys.argv[2])))['logits'])")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "mlp.mlcir"),
+                          str(tmp_path / "in.npz"), str(tmp_path / "out.npy")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    want = onnx_models.reference(model, inputs)["logits"]
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_gpu_saved_model_times_its_kernels_alone(tmp_path):
+    text, ref = kernels.matmul(256, 256, 256)
+    a, b = kernels.random_inputs(text)
+    path = mlcir.compile(text, f"cuda -arch={device_arch()}", tmp_path / "mm.mlcir").path
+    loaded = mlcir.load(path)
+    timing, (c,) = cuda.time_device(loaded, "main", a, b, number=2, repeat=2)
+    assert timing.median > 0
+    _close(c, ref(a, b), 256)
+
+
+@pytest.mark.gpu
+def test_gpu_refuses_a_cubin_for_another_chip(tmp_path):
+    if cuda.find_toolkit() is None:
+        pytest.skip("no CUDA toolkit with ptxas on this machine")
+    other = "sm_80" if cuda.device_capability()[0] != 8 else "sm_90"
+    path = mlcir.compile(kernels.matmul(16, 16, 16)[0], f"cuda -arch={other} -format=bin",
+                         tmp_path / "other.mlcir").path
+    with pytest.raises(mlcir.LoadError, match=rf"other\.mlcir: the kernels are cubin for {other}"):
+        mlcir.load(path)

@@ -18,6 +18,7 @@ from mlcir.passes.bind_params import bind_params
 from mlcir.runtime import library
 from mlcir.runtime.saved import FORMAT_VERSION, read_metadata
 from mlcir.testing import mlp
+from mlcir.testing.hardware import cuda_available
 
 MATMUL_MEMREF = """
 func.func @matmul(%A: memref<16x32xf32>, %B: memref<32x8xf32>, %C: memref<16x8xf32>) {
@@ -272,13 +273,76 @@ def test_files_that_are_not_models_are_refused(tmp_path):
         mlcir.load(tmp_path / "missing.mlcir")
 
 
-def test_saving_a_cuda_model_is_refused_clearly():
+def test_saving_a_model_of_an_unknown_target_is_refused_clearly():
+    from dataclasses import replace
+
     from mlcir.runtime import Executable
     from mlcir.target import Target
 
-    ex = Executable({}, engine=None, target=Target.parse("cuda"))
-    with pytest.raises(BuildError, match="saving a model compiled for 'cuda' is not supported"):
+    ex = Executable({}, engine=None, target=replace(Target.parse("llvm"), kind="tpu"))
+    with pytest.raises(BuildError, match="saving a model compiled for 'tpu' is not supported "
+                                         r"\(only 'llvm' and 'cuda' models can be saved\)"):
         ex.save("never-written.mlcir")
+
+
+# -- cuda models: compiled here without a driver, checked like CPU models when loaded ----------
+
+@pytest.fixture(scope="module")
+def saved_cuda(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cuda") / "matmul.mlcir"
+    mlcir.compile(MATMUL_MEMREF, "cuda -arch=sm_80 -format=isa", path)
+    return path
+
+
+def test_cuda_model_metadata(saved_cuda):
+    meta = read_metadata(saved_cuda)
+    assert meta["format"] == "mlcir-model" and meta["format_version"] == FORMAT_VERSION
+    assert meta["target"] == "cuda -arch=sm_80 -format=isa"
+    assert meta["platform"] == {"system": platform.system(), "machine": platform.machine()}
+    (matmul,) = meta["functions"]
+    assert [(a["name"], a["shape"], a["kind"]) for a in matmul["args"]] == [
+        ("arg0", [16, 32], "input"), ("arg1", [32, 8], "input"), ("arg2", [16, 8], "inout")]
+    assert meta["cuda"]["arch"] == "sm_80" and meta["cuda"]["binary_format"] == "isa"
+    assert [k["name"] for k in meta["cuda"]["kernels"]] == ["matmul_matmul"]
+    assert meta["cuda"]["runtime_library"] == "libmlir_cuda_runtime.so"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"mlcir_version": "0.0.1"},
+     r"saved by mlcir 0\.0\.1, this is mlcir .* \(recompile the model\)"),
+    ({"platform": {"system": "Linux", "machine": "riscv64"}},
+     r"compiled for riscv64 \(Linux\), this machine is"),
+    ({"cpu_features": ["avx_from_the_future"]},
+     r"compiled for a CPU with avx_from_the_future, which this CPU lacks"),
+    ({"cuda": None}, r"metadata\.json is corrupt \(no valid 'cuda' section\)"),
+    ({"cuda": {"arch": 80}}, r"metadata\.json is corrupt \(no valid 'cuda' section\)"),
+])
+def test_incompatible_cuda_models_are_refused_before_the_driver_is_needed(tmp_path, saved_cuda,
+                                                                          change, message):
+    bad = tmp_path / "bad.mlcir"
+    _rewrite_metadata(saved_cuda, bad, **change)
+    with pytest.raises(LoadError, match=rf"bad\.mlcir: {message}"):
+        mlcir.load(bad)
+
+
+def test_corrupt_cuda_library_is_refused(tmp_path, saved_cuda):
+    with zipfile.ZipFile(saved_cuda) as zin, zipfile.ZipFile(tmp_path / "bad.mlcir", "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "model.so":
+                data = data[:1000] + bytes(b ^ 0xFF for b in data[1000:1010]) + data[1010:]
+            zout.writestr(item, data)
+    with pytest.raises(LoadError, match=r"bad\.mlcir: model\.so does not match its checksum"):
+        mlcir.load(tmp_path / "bad.mlcir")
+
+
+@pytest.mark.skipif(cuda_available(), reason="checks what happens without a GPU")
+def test_cuda_model_without_a_driver_is_a_driver_error(saved_cuda):
+    with pytest.raises(mlcir.CudaDriverError, match=r"matmul\.mlcir: the model is compiled for "
+                       r"'cuda -arch=sm_80 -format=isa' and needs the NVIDIA driver library "
+                       r"libcuda\.so\.1, which was not found .* copy the file to a machine "
+                       r"with one \(docs/cuda\.md\)"):
+        mlcir.load(saved_cuda)
 
 
 def test_saving_to_a_pipe_writes_through_it(tmp_path, saved_mlp, params, x):

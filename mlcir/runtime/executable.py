@@ -51,6 +51,11 @@ class Signature:
     args: tuple[TensorArg, ...]
     results: tuple[TensorArg, ...]
 
+    def describe(self) -> str:
+        """``main(x: float32[1, 784]) -> (float32[1, 10])``"""
+        args = ", ".join(f"{a.name}: {a.describe()}" for a in self.args)
+        return f"{self.name}({args}) -> ({', '.join(r.describe() for r in self.results)})"
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "args": [a.to_json() for a in self.args],
                 "results": [r.to_json() for r in self.results]}
@@ -88,9 +93,7 @@ class Function:
         self._keep_alive = keep_alive
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{a.name}: {a.describe()}" for a in self.signature.args)
-        res = ", ".join(r.describe() for r in self.signature.results)
-        return f"<mlcir.Function {self.signature.name}({args}) -> ({res})>"
+        return f"<mlcir.Function {self.signature.describe()}>"
 
     def _arrays(self, args: Sequence[Any]) -> tuple[list[np.ndarray], list[np.ndarray]]:
         sig = self.signature
@@ -193,10 +196,11 @@ class Executable:
     """The result of :func:`mlcir.build` or :func:`mlcir.load`: compiled functions by name.
 
     ``engine`` is the MLIR ExecutionEngine (built here) or a loaded
-    :class:`~mlcir.runtime.aot.SharedObject` (a saved model); both look functions up by name
-    with the same packed calling convention. ``libraries`` maps each library symbol the code
-    calls to ``(registered name, [(rank, dtype)] of its memref arguments)``: what
-    :meth:`save` records so that :func:`mlcir.load` can bind them again.
+    :class:`~mlcir.runtime.aot.SharedObject` / :class:`~mlcir.runtime.cuda.CudaSharedObject`
+    (a saved model); all look functions up by name with the same packed calling convention.
+    ``libraries`` maps each library symbol the code calls to ``(registered name, [(rank,
+    dtype)] of its memref arguments)``: what :meth:`save` records so that :func:`mlcir.load`
+    can bind them again.
     """
 
     signatures: dict[str, Signature]
@@ -207,8 +211,10 @@ class Executable:
     libraries: dict[str, tuple[str, list[tuple[int, np.dtype]]]] = field(default_factory=dict)
     # The LLVM-dialect module the engine compiled (built here; None for a loaded model).
     lowered: Any = None
-    # A loaded model's shared library as it was read, so that it can be saved again.
+    # A loaded model's shared library and metadata.json as they were read, so that it saves
+    # again unchanged (the CPU features its code needs, a cuda model's kernels).
     shared_library: bytes | None = None
+    saved_metadata: dict[str, Any] | None = None
     _functions: dict[str, Function] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Function:
