@@ -9,8 +9,10 @@ How each piece of state becomes transform ops (measured on MLIR 22.1; see docs/s
   ``loop.name = "<block>.<loop>"``.
 - The innermost loops that are the last split level of their dimension stay *implicit* (the
   tiled op's own loops), put in order with ``generalize`` + ``interchange``; a ``vectorize``d
-  loop and everything inside it is the vector tile (``structured.vectorize``), followed by the
-  contraction/transfer patterns and hoisting of the accumulator out of the loops around it.
+  loop and everything inside it is the vector tile (``structured.vectorize``; split first into
+  power-of-two lane parts when it has a reduction, convolution/pooling tiles decomposed to
+  1-D), followed by the contraction/transfer patterns, unit-dim and slice folding, and
+  hoisting of the accumulator out of the loops around it.
 - ``compute_at`` fuses the producer into the loops from the nest's outermost down to the
   target (``fuse_into_containing_op``, one loop at a time). A producer that initialises the
   consumer's destination (the fill of ``decompose_reduction``) can only be fused into
@@ -33,6 +35,7 @@ from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import loop as tloop
 from mlir.dialects.transform import structured, tune
+from mlir.dialects.transform import tensor as ttensor
 from mlir.dialects.transform import vector as tvector
 
 from mlcir.dialects.loop import BLOCK_ATTR, ITERATORS_ATTR, SCHEDULED_ATTR, iterators_attr
@@ -41,7 +44,7 @@ from mlcir.transform import annotate, apply, match_attr, new_script
 
 from . import sampling
 from .errors import ScheduleError
-from .state import Block, KernelState, Loop
+from .state import REDUCTION, Block, KernelState, Loop
 from .trace import ExprRV
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -399,7 +402,13 @@ class Emitter:
         needs a generalized op, which the vectorizer handles worse for convolutions) and
         vectorize the tile."""
         dims = [self.state.loops[l].parts[0][0] for l in implicit]
-        long_dims = [d for d, l in zip(dims, implicit) if self.state.loops[l].extent > 1]
+        long_loops = [(d, l) for d, l in zip(dims, implicit) if self.state.loops[l].extent > 1]
+        long_dims = [d for d, _ in long_loops]
+        vectorize = bool(implicit) and \
+            bool(self.state.loops[implicit[0]].annotations.get("vectorize"))
+        if vectorize and long_loops and REDUCTION in block.kinds:
+            lane_dim, lane_loop = long_loops[-1]
+            handle = _split_lanes(handle, lane_dim, self.state.loops[lane_loop].extent)
         if long_dims != sorted(long_dims):
             perm = [d for d in range(len(block.kinds)) if d not in dims] + dims
             generic = structured.GeneralizeOp(handle).transformed
@@ -407,11 +416,10 @@ class Emitter:
             annotate(handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
             # A generic keeps its attributes through the interchange: restate its iterators.
             annotate(handle, ITERATORS_ATTR, iterators_attr([block.kinds[d] for d in perm]))
-        elif implicit and block.op_name.startswith(("linalg.conv", "linalg.pooling")) and \
-                self.state.loops[implicit[0]].annotations.get("vectorize"):
+        elif vectorize and block.op_name.startswith(("linalg.conv", "linalg.pooling")):
             # Convolution/pooling tiles vectorize as 1-D ones: drop the unit window dims first.
             handle = structured.DecomposeOp(handle).transformed
-        if implicit and self.state.loops[implicit[0]].annotations.get("vectorize"):
+        if vectorize:
             structured.VectorizeOp(handle, vectorize_nd_extract=True)
             em.vectorized.append(block.name)
 
@@ -424,6 +432,17 @@ class Emitter:
             with ir.InsertionPoint(patterns.patterns):
                 tvector.ApplyVectorReductionToContractPatternsOp()
                 tvector.ApplyTransferPermutationPatternsOp()
+                transform.ApplyCanonicalizationPatternsOp()
+            # Then the shapes the micro-kernel needs (docs/tuning.md, "How convolutions are
+            # scheduled"): no leading unit dims (a decomposed convolution's batch dim makes its
+            # contraction 3-D, which lowers element by element), and the accumulator reached
+            # through the transfers, not through slices of slices (hoisted as those, it was
+            # copied through a heap buffer around every tile, or not hoisted at all).
+            patterns = transform.ApplyPatternsOp(em.func)
+            with ir.InsertionPoint(patterns.patterns):
+                tvector.ApplyCastAwayVectorLeadingOneDimPatternsOp()
+                ttensor.ApplyFoldTensorSubsetOpsIntoVectorTransfersPatternsOp()
+                ttensor.ApplyMergeConsecutiveInsertExtractSlicePatternsOp()
                 transform.ApplyCanonicalizationPatternsOp()
             transform.ApplyCommonSubexpressionEliminationOp(em.func)
             # The accumulator tile is invariant in the reduction loops right around the vector
@@ -445,6 +464,25 @@ class Emitter:
             factor = self.state.loops[lid].annotations.get("unroll")
             if factor:
                 tloop.LoopUnrollOp(loop_handle, factor=int(factor))
+
+
+def _split_lanes(handle: ir.Value, dim: int, extent: int) -> ir.Value:
+    """The tiled op(s) of ``handle`` split along ``dim`` into parts whose extents are powers of
+    two (24 -> 16 + 8, 26 -> 16 + 8 + 2), as one handle. LLVM's type legalizer scalarizes a
+    vector of any other length where it crosses basic blocks, and a vector tile's
+    accumulators cross the loops of its reduction (docs/tuning.md: an 8 x 24 tile ran 20x
+    slower than its 16 + 8 split)."""
+    parts = [1 << b for b in range(extent.bit_length() - 1, -1, -1) if extent >> b & 1]
+    if len(parts) < 2:
+        return handle
+    pieces = []
+    rest = handle
+    for size in parts[:-1]:
+        both = structured.SplitOp(rest, dim, size).results[0]
+        low, rest = transform.SplitHandleOp([any_op(), any_op()], both).results
+        pieces.append(low)
+    pieces.append(rest)
+    return transform.MergeHandlesOp(pieces).result
 
 
 def _group_kind(annotations: dict[str, Any]) -> str | None:
