@@ -129,10 +129,10 @@ class GraphToLoop(ModulePass):
                    for op in body.operations if "sym_name" in op.attributes}
         kernels: dict[tuple, str] = {}
         for fn in functions(module):
+            if KERNEL_ATTR in fn.attributes:
+                continue  # already loop level (a lowered group keeps graph.primitive)
             if graph.PRIMITIVE_ATTR in fn.attributes:
                 self._lower_primitive(module, fn, rules)
-                continue
-            if KERNEL_ATTR in fn.attributes:
                 continue
             for op in graph_ops(fn.operation):
                 self._lower_to_call(module, op, rules, kernels, symbols)

@@ -19,7 +19,7 @@ from mlcir.target import Target
 
 from .database import Database, workload_hash
 from .records_file import RecordsFile
-from .tasks import extract_kernel, kernel_functions
+from .tasks import extract_kernel, kernel_functions, workload_kernel
 
 
 def as_database(records: Any) -> Database:
@@ -52,8 +52,8 @@ def apply_records(module: ir.Module, records: Any, target: Target | str) -> list
     with module.context, ir.Location.unknown():
         run_pipeline(module, "mlcir-kernels")
         for fn in kernel_functions(module):
-            kernel = extract_kernel(fn)
-            best = db.best(workload_hash(kernel), key)
+            kernel = extract_kernel(fn)  # scheduled as the model calls it (destinations kept)
+            best = db.best(workload_hash(workload_kernel(kernel)), key)
             if not best:
                 continue
             sch = Schedule(kernel)

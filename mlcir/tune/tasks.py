@@ -2,7 +2,9 @@
 
 The model is lowered to kernels exactly as the build lowers it (``mlcir-kernels``); each kernel
 becomes a standalone module whose function is ``main`` (so a workload does not depend on the
-name the lowering gave it); identical kernels are one task whose weight counts every call.
+name the lowering gave it) with its destination arguments made ``tensor.empty``
+(:func:`workload_kernel`: what is measured is the kernel, not copies of its output); identical
+kernels are one task whose weight counts every call.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import func
+from mlir.dialects import func, tensor
 
 from mlcir.dialects.loop import KERNEL_ATTR, iterator_kinds, linalg_ops, loop_extents
 from mlcir.ir import clone_module
@@ -43,6 +45,46 @@ def extract_kernel(fn: func.FuncOp) -> ir.Module:
     copy.attributes["sym_name"] = ir.StringAttr.get("main")
     if "sym_visibility" in copy.attributes:
         del copy.attributes["sym_visibility"]
+    return module
+
+
+def _only_destination(arg: ir.BlockArgument) -> bool:
+    """Whether every use of ``arg`` is as the ``outs`` (destination) of a linalg op."""
+    uses = list(arg.uses)
+    return bool(uses) and all(
+        use.owner.name.startswith("linalg.") and hasattr(use.owner.opview, "outputs")
+        and use.operand_number >= len(use.owner.opview.inputs) for use in uses)
+
+
+def workload_kernel(kernel: ir.Module) -> ir.Module:
+    """The kernel as tuning measures it: its destination arguments (the last ones, one per
+    result, only ever written; mlcir's kernels are destination-passing) become
+    ``tensor.empty`` inside. Measured as a public function, a destination argument is a
+    read-only caller array that bufferization must copy into a new buffer and back out; a
+    ``tensor.empty`` is allocated straight into the result. The blocks, and so the schedules,
+    are the same in both forms; ``kernel`` is left as it is."""
+    module = clone_module(kernel)
+    fn = next(op for op in module.body.operations if isinstance(op, func.FuncOp))
+    fn_type = ir.FunctionType(fn.attributes["function_type"].value)
+    results, inputs = list(fn_type.results), list(fn_type.inputs)
+    entry = fn.regions[0].blocks[0]
+    n = len(results)
+    if not n or len(inputs) < n or [str(t) for t in inputs[-n:]] != [str(t) for t in results]:
+        return module
+    dests = list(entry.arguments)[-n:]
+    if not all(_only_destination(a) and ir.RankedTensorType(a.type).has_static_shape
+               for a in dests):
+        return module
+    with ir.InsertionPoint.at_block_begin(entry), fn.location:
+        for arg in dests:
+            t = ir.RankedTensorType(arg.type)
+            arg.replace_all_uses_with(tensor.EmptyOp(t.shape, t.element_type).result)
+    for index in reversed(range(len(inputs) - n, len(inputs))):
+        entry.erase_argument(index)
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs[:-n], results))
+    if "arg_attrs" in fn.attributes:
+        fn.attributes["arg_attrs"] = ir.ArrayAttr.get(
+            list(ir.ArrayAttr(fn.attributes["arg_attrs"]))[:-n])
     return module
 
 
@@ -83,7 +125,7 @@ def extract_tasks(model: ir.Module) -> list[Task]:
         tasks: dict[str, Task] = {}
         for fn in kernel_functions(lowered):
             name = fn.sym_name.value
-            kernel = extract_kernel(fn)
+            kernel = workload_kernel(extract_kernel(fn))
             h = workload_hash(kernel)
             weight = max(counts.get(name, 0), 1)
             if h in tasks:
