@@ -36,23 +36,6 @@ from mlcir.tune.space import default_space  # noqa: E402
 PEAKS = {"H100 SXM": 67.0, "H100 PCIe": 51.0, "H100": 67.0, "H200": 67.0, "A100": 19.5}
 
 
-def shared_schedule(text: str, tile: int = 16) -> mlcir.Schedule:
-    sch = mlcir.Schedule(text)
-    c = sch.get_block("C")
-    i, j, k = sch.get_loops(c)
-    i0, i1 = sch.split(i, [None, tile])
-    j0, j1 = sch.split(j, [None, tile])
-    k0, _ = sch.split(k, [None, tile])
-    sch.reorder(i0, j0, k0, i1, j1)
-    sch.bind(i0, "blockIdx.y")
-    sch.bind(j0, "blockIdx.x")
-    for index in (0, 1):
-        sch.compute_at(sch.cache_read(c, index, "shared"), k0)
-    sch.bind(i1, "threadIdx.y")
-    sch.bind(j1, "threadIdx.x")
-    return sch
-
-
 def reference_gemm(a: np.ndarray, b: np.ndarray, repeat: int = 5) -> tuple[str, float] | None:
     """(library, best seconds) of cuBLAS through cupy or torch, or None."""
     try:
@@ -112,7 +95,7 @@ def device_peak() -> tuple[str, float] | None:
 def variants(text: str, size: int, trials: int, work_dir: str, target: str):
     """(name, module) of each variant; tuning happens here."""
     yield "untuned (default mapping)", as_module(text)
-    yield "hand schedule (shared 16x16)", shared_schedule(text).mod
+    yield "hand schedule (shared 16x16)", kernels.shared_memory_matmul_schedule(text).mod
     if trials > 0:
         start = time.perf_counter()
         best = mlcir.tune.tune_kernel(text, target=target, work_dir=os.path.join(work_dir, str(size)),
@@ -160,7 +143,8 @@ def build_only(sizes: list[int], arch: str, samples: int = 3) -> None:
     print(f"binary format: {cuda.binary_format(target).reason}")
     for size in sizes:
         text, _ = kernels.matmul(size, size, size)
-        mods = [("untuned", as_module(text)), ("hand schedule", shared_schedule(text).mod)]
+        mods = [("untuned", as_module(text)),
+                ("hand schedule", kernels.shared_memory_matmul_schedule(text).mod)]
         for seed in range(samples):
             sch = mlcir.Schedule(text, seed=seed)
             default_space(target)(sch)

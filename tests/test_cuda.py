@@ -117,20 +117,7 @@ def bound_matmul(m=64, n=64, k=32, tile=16) -> mlcir.Schedule:
 
 def shared_matmul(m=128, n=128, k=64, tile=16) -> mlcir.Schedule:
     """Blocks of ``tile x tile`` threads; A and B staged in shared memory per k step."""
-    sch = mlcir.Schedule(kernels.matmul(m, n, k)[0])
-    c = sch.get_block("C")
-    i, j, kk = sch.get_loops(c)
-    i0, i1 = sch.split(i, [None, tile])
-    j0, j1 = sch.split(j, [None, tile])
-    k0, k1 = sch.split(kk, [None, tile])
-    sch.reorder(i0, j0, k0, i1, j1, k1)
-    sch.bind(i0, "blockIdx.y")
-    sch.bind(j0, "blockIdx.x")
-    for index in (0, 1):
-        sch.compute_at(sch.cache_read(c, index, "shared"), k0)
-    sch.bind(i1, "threadIdx.y")
-    sch.bind(j1, "threadIdx.x")
-    return sch
+    return kernels.shared_memory_matmul_schedule(kernels.matmul(m, n, k)[0], tile)
 
 
 def launches(module: ir.Module) -> list[tuple[str, list, list]]:

@@ -165,3 +165,24 @@ def random_inputs(text: str, seed: int = 0) -> list[np.ndarray]:
         shape = tuple(int(d) for d in dims.split("x"))
         arrays.append(rng.standard_normal(shape).astype(np.float32))
     return arrays
+
+
+def shared_memory_matmul_schedule(text: str, tile: int = 16):
+    """A GPU schedule of ``matmul``'s block "C": ``tile x tile`` threads per block, A and B
+    staged in shared memory per k step (``cache_read(..., "shared")``)."""
+    import mlcir
+
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, tile])
+    j0, j1 = sch.split(j, [None, tile])
+    k0, k1 = sch.split(k, [None, tile])
+    sch.reorder(i0, j0, k0, i1, j1, k1)
+    sch.bind(i0, "blockIdx.y")
+    sch.bind(j0, "blockIdx.x")
+    for index in (0, 1):
+        sch.compute_at(sch.cache_read(c, index, "shared"), k0)
+    sch.bind(i1, "threadIdx.y")
+    sch.bind(j1, "threadIdx.x")
+    return sch
