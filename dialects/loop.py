@@ -51,16 +51,24 @@ def is_linalg(op: ir.Operation) -> bool:
 
 
 def iterator_kinds(op: ir.Operation) -> list[str]:
-    """``spatial``/``reduction`` for each loop of a linalg op (reduction = absent from outputs)."""
+    """``spatial``/``reduction`` for each loop of a linalg op (reduction = absent from outputs;
+    a dim in an output expression, ``g * M + m``, is spatial)."""
     maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
     num_dims = maps[0].n_dims
     num_outputs = len(op.results) if op.results else 1
-    used = set()
+    used: set[int] = set()
     for amap in maps[len(maps) - num_outputs:]:
         for expr in amap.results:
-            if isinstance(expr, ir.AffineDimExpr):
-                used.add(ir.AffineDimExpr(expr).position)
+            used |= _dims_of(expr)
     return [SPATIAL if d in used else REDUCTION for d in range(num_dims)]
+
+
+def _dims_of(expr: ir.AffineExpr) -> set[int]:
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position}
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _dims_of(expr.lhs) | _dims_of(expr.rhs)
+    return set()
 
 
 def loop_extents(op: ir.Operation) -> list[int | None]:

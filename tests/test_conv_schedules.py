@@ -38,9 +38,11 @@ def _run(module, *arrays: np.ndarray) -> np.ndarray:
     return function(*arrays, *dests)
 
 
-def _conv_micro_kernel(sch: mlcir.Schedule, rows: int, name: str = "conv2d") -> None:
+def _conv_micro_kernel(sch: mlcir.Schedule, rows: int, name: str = "conv2d",
+                      decompose: bool = True) -> None:
     """The matmul micro-kernel's shape: an (output channels x whole output width) register
-    tile, the reduction stepped by one around it, one output row per tile."""
+    tile, the reduction stepped by one around it, one output row per tile (``decompose``: the
+    block's fill moved to the tile, for blocks that have one)."""
     block = sch.get_block(name)
     n, o, oh, ow, c, kh, kw = sch.get_loops(block)
     o0, o1 = sch.split(o, [None, rows])
@@ -50,7 +52,8 @@ def _conv_micro_kernel(sch: mlcir.Schedule, rows: int, name: str = "conv2d") -> 
     kw0, kw1 = sch.split(kw, [None, 1])
     sch.reorder(n, o0, oh0, c0, kh0, kw0, oh1, c1, kh1, kw1, o1, ow)
     sch.vectorize(o1)
-    sch.decompose_reduction(block, c0)
+    if decompose:
+        sch.decompose_reduction(block, c0)
 
 
 CONVS = {
@@ -154,9 +157,49 @@ def test_pooling_odd_width_matches_numpy(kind):
     sch = mlcir.Schedule(kernel)
     block_name = "max_pool2d" if kind == "max_pool2d" else "sum_pool"
     block = sch.get_block(block_name)
-    n, c, oh, ow, kh, kw = sch.get_loops(block)
+    # A width stride reads the input as [.., W/2, 2]: the window is (kh, kq, kr), tap
+    # kw = 2 * kq + kr (passes/lowerings/nn.py).
+    n, c, oh, ow, *window = sch.get_loops(block)
+    assert len(window) == 3
     oh0, oh1 = sch.split(oh, [None, 1])
-    sch.reorder(n, c, oh0, kh, kw, oh1, ow)
+    sch.reorder(n, c, oh0, *window, oh1, ow)
     sch.vectorize(ow)
     want = graph.OPS[kind].evaluate(x, **attrs)
     np.testing.assert_allclose(_run(sch.mod, x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_vectorizing_a_grouped_convolution_names_the_block():
+    """The grouped convolution's generic reads its input channel through a floordiv: its
+    tiles do not vectorize, and asking for it is a ScheduleError naming the block."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 8, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((8, 2, 3, 3)).astype(np.float32)
+    kernel = _kernel([x, w], lambda g, x, w: g.conv2d(x, w, strides=[1, 1], padding=[0] * 4,
+                                                      dilation=[1, 1], groups=4))
+    sch = mlcir.Schedule(kernel)
+    n, o, oh, ow, c, kh, kw = sch.get_loops(sch.get_block("conv2d"))
+    sch.reorder(n, oh, c, kh, kw, o, ow)
+    with pytest.raises(mlcir.ScheduleError, match="vectorize of block 'conv2d'.*plain dims"):
+        sch.vectorize(o)
+        mlcir.build(sch.mod)
+
+
+@pytest.mark.parametrize("stride, dilation", [(2, 1), (2, 2), (3, 2), (4, 1)])
+def test_strided_conv_phases_match_numpy(stride, dilation):
+    """A width stride splits the input into phases (block ``deinterleave``) and the
+    convolution into one stride-1 convolution per phase, each scheduled as the micro-kernel."""
+    attrs = dict(strides=[2, stride], padding=[1, 1, 1, 1], dilation=[1, dilation], groups=1)
+    rng = np.random.default_rng(stride * 10 + dilation)
+    x = rng.standard_normal((1, 4, 9, 23)).astype(np.float32)
+    w = rng.standard_normal((8, 4, 3, 3)).astype(np.float32)
+    kernel = _kernel([x, w], lambda g, x, w: g.conv2d(x, w, **attrs))
+    sch = mlcir.Schedule(kernel)
+    phases = [name for name in ("conv2d", "conv2d_1", "conv2d_2", "conv2d_3")
+              if f'loop.block = "{name}"' in str(sch.mod)]
+    assert 'loop.block = "deinterleave"' in str(sch.mod)
+    assert len(phases) == len({kw * dilation % stride for kw in range(3)})
+    for name in phases:  # the later phases accumulate into the first: no fill of their own
+        _conv_micro_kernel(sch, rows=8, name=name, decompose=name == "conv2d")
+    assert len(_loop_carried_vectors(str(sch.mod))) >= len(phases)
+    want = graph.OPS["conv2d"].evaluate(x, w, **attrs)
+    np.testing.assert_allclose(_run(sch.mod, x, w), want, rtol=1e-4, atol=1e-4)

@@ -5,6 +5,8 @@
 // CHECK-DAG: #[[$GROUPED_X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 4) * 2 + d4, d2 + d5, d3 + d6)>
 // CHECK-DAG: #[[$GROUPED_W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
 // CHECK-DAG: #[[$GROUPED_O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$POOL_X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d4, d3 + d5, d6)>
+// CHECK-DAG: #[[$POOL_TAPS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
 // CHECK-DAG: #[[$ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[$HW:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-DAG: #[[$ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -62,16 +64,27 @@ func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
   return %0 : tensor<2x4x16xf32>
 }
 
-// Padding is a block: a fill of the padded shape and a copy into its interior.
+// Padding is a block: a fill of the padded shape and a copy into its interior. A width stride
+// of 2 splits the input into two phases (columns 0, 2, .. and 1, 3, ..; padded right to 12
+// columns so they split evenly): block "deinterleave" copies them apart and there is one
+// stride-1 convolution per phase over its taps (kw = 0, 2 and kw = 1), the second
+// accumulating into the first.
 // CHECK-LABEL: func.func private @conv2d(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<1x4x9x9xf32>, %[[W:[^:]*]]: tensor<8x4x3x3xf32>, %[[OUT:[^:]*]]: tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32> attributes {loop.kernel}
-// CHECK: %[[PADDED:.*]] = linalg.fill {loop.block = "pad_init", {{.*}}} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x11x11xf32>)
+// CHECK: %[[PADDED:.*]] = linalg.fill {loop.block = "pad_init", {{.*}}} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x11x12xf32>)
 // CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %[[PADDED]][0, 0, 1, 1] [1, 4, 9, 9] [1, 1, 1, 1]
 // CHECK: %[[COPY:.*]] = linalg.copy {{{.*}}loop.block = "pad"{{.*}}} ins(%[[X]] : tensor<1x4x9x9xf32>) outs(%[[INTERIOR]] : tensor<1x4x9x9xf32>)
 // CHECK: %[[IN:.*]] = tensor.insert_slice %[[COPY]] into %[[PADDED]][0, 0, 1, 1] [1, 4, 9, 9] [1, 1, 1, 1]
+// CHECK: %[[VIEW:.*]] = tensor.expand_shape %[[IN]] {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 4, 11, 6, 2]
+// CHECK: %[[PHASES:.*]] = linalg.transpose ins(%[[VIEW]] : tensor<1x4x11x6x2xf32>) outs(%{{.*}} : tensor<1x4x11x2x6xf32>) permutation = [0, 1, 2, 4, 3] {loop.block = "deinterleave"
+// CHECK: %[[EVEN:.*]] = tensor.extract_slice %[[PHASES]][0, 0, 0, 0, 0] [1, 4, 11, 1, 6] [1, 1, 1, 1, 1] : tensor<1x4x11x2x6xf32> to tensor<1x4x11x6xf32>
+// CHECK: %[[ODD:.*]] = tensor.extract_slice %[[PHASES]][0, 0, 0, 1, 0] [1, 4, 11, 1, 5] [1, 1, 1, 1, 1] : tensor<1x4x11x2x6xf32> to tensor<1x4x11x5xf32>
 // CHECK: %[[INIT:.*]] = linalg.fill {loop.block = "conv2d_init", {{.*}}} ins(%{{.*}} : f32) outs(%[[OUT]] : tensor<1x8x5x5xf32>)
-// CHECK: %[[CONV:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, loop.block = "conv2d", loop.iterators = [#loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"reduction">, #loop.iterator<"reduction">, #loop.iterator<"reduction">], strides = dense<2> : tensor<2xi64>} ins(%[[IN]], %[[W]] : tensor<1x4x11x11xf32>, tensor<8x4x3x3xf32>) outs(%[[INIT]] : tensor<1x8x5x5xf32>)
-// CHECK: return %[[CONV]]
+// CHECK: %[[W_EVEN:.*]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [8, 4, 3, 2] [1, 1, 1, 2]
+// CHECK: %[[CONV:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, loop.block = "conv2d", loop.iterators = [#loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"spatial">, #loop.iterator<"reduction">, #loop.iterator<"reduction">, #loop.iterator<"reduction">], strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[EVEN]], %[[W_EVEN]] : tensor<1x4x11x6xf32>, tensor<8x4x3x2xf32>) outs(%[[INIT]] : tensor<1x8x5x5xf32>)
+// CHECK: %[[W_ODD:.*]] = tensor.extract_slice %[[W]][0, 0, 0, 1] [8, 4, 3, 1] [1, 1, 1, 2]
+// CHECK: %[[CONV1:.*]] = linalg.conv_2d_nchw_fchw {{{.*}}loop.block = "conv2d_1", {{.*}}strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[ODD]], %[[W_ODD]] : tensor<1x4x11x5xf32>, tensor<8x4x3x1xf32>) outs(%[[CONV]] : tensor<1x8x5x5xf32>)
+// CHECK: return %[[CONV1]]
 
 // Grouped: one generic with conv_2d_nchw_fchw's loops reading channel (o floordiv 4) * 2 + c.
 // CHECK-LABEL: func.func private @conv2d_1(
@@ -83,15 +96,21 @@ func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
 // CHECK: arith.mulf
 // CHECK: arith.addf
 
-// Max pooling pads with -inf; ceil mode pads one more row/column at the bottom/right (10 -> 11).
+// Max pooling pads with -inf; ceil mode pads one more row at the bottom (10 -> 11) and the width
+// stride one more column (12, two phases of 6). The input is read through the view
+// [.., 6, 2]: tap kw = 2 * kq + kr, and a mask leaves out (kq, kr) = (1, 1), past the 3-wide
+// window (no copy of the input).
 // CHECK-LABEL: func.func private @max_pool2d(
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: linalg.fill {loop.block = "pad_init", {{.*}}} ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x4x11x11xf32>)
+// CHECK: linalg.fill {loop.block = "pad_init", {{.*}}} ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x4x11x12xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 4, 10, 10]
 // CHECK: linalg.copy {{{.*}}loop.block = "pad"
-// CHECK: %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xf32>
 // CHECK: linalg.fill {loop.block = "max_pool2d_init", {{.*}}} ins(%[[NINF]] : f32)
-// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, loop.block = "max_pool2d", {{.*}}, strides = dense<2> : tensor<2xi64>} ins(%{{.*}}, %[[WINDOW]] : tensor<1x4x11x11xf32>, tensor<3x3xf32>)
+// CHECK: %[[VIEW:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 4, 11, 6, 2]
+// CHECK: %[[MASK:.*]] = arith.constant dense<{{\[}}{{\[}}[1, 1], [1, 0]], {{.*}}> : tensor<3x2x2xi8>
+// CHECK: linalg.generic {indexing_maps = [#[[$POOL_X]], #[[$POOL_TAPS]], #[[$GROUPED_O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[VIEW]], %[[MASK]] : tensor<1x4x11x6x2xf32>, tensor<3x2x2xi8>) {{.*}} attrs = {loop.block = "max_pool2d"
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[NINF]]
+// CHECK: arith.maximumf
 
 // Average pooling: window sums, then a divide by the counted taps (a [OH, OW] table here:
 // count_include_pad = 0 with padding).
@@ -99,7 +118,8 @@ func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
 // CHECK-SAME: %[[OUT:[^:]*]]: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
 // CHECK: linalg.copy {{{.*}}loop.block = "pad"
 // CHECK: linalg.fill {loop.block = "sum_pool_init"
-// CHECK: %[[SUMS:.*]] = linalg.pooling_nchw_sum {{{.*}}loop.block = "sum_pool"
+// CHECK: %[[SUMS:.*]] = linalg.generic {{.*}} attrs = {loop.block = "sum_pool"
+// CHECK: arith.addf
 // CHECK: %[[DIV:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00, {{.*}}9.000000e+00]]> : tensor<5x5xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[$ID4]], #[[$HW]], #[[$ID4]]], {{.*}}} ins(%[[SUMS]], %[[DIV]] : {{.*}}) outs(%[[OUT]] : tensor<1x4x5x5xf32>) attrs = {loop.block = "avg_pool2d"
 // CHECK: arith.divf

@@ -44,7 +44,7 @@ from mlcir.transform import annotate, apply, match_attr, new_script
 
 from . import sampling
 from .errors import ScheduleError
-from .state import REDUCTION, Block, KernelState, Loop
+from .state import REDUCTION, Block, KernelState, Loop, folds_to_plain_dims
 from .trace import ExprRV
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,6 +54,11 @@ LOOP_NAME = "loop.name"
 SERIAL = "loop.serial"
 INLINE_ATTR = "mlcir.inline"
 SCOPE_MEMORY_SPACE = {"shared": "#gpu.address_space<workgroup>", "local": None, "global": None}
+# Window ops whose tiles upstream decomposes to a 1-D op it vectorizes well (the matmul
+# micro-kernel, docs/tuning.md); other window tiles have their unit dims folded away instead
+# when that leaves plain dims, else (a strided pooling) they are decomposed too.
+DECOMPOSED_WINDOWS = ("linalg.conv_2d_nchw_fchw",)
+DECOMPOSABLE_WINDOWS = ("linalg.conv_2d_nchw_fchw", "linalg.pooling_nchw_")
 
 
 def any_op() -> ir.Type:
@@ -407,18 +412,37 @@ class Emitter:
         vectorize = bool(implicit) and \
             bool(self.state.loops[implicit[0]].annotations.get("vectorize"))
         if vectorize and long_loops and REDUCTION in block.kinds:
-            lane_dim, lane_loop = long_loops[-1]
+            # The lanes of the accumulator: its innermost dim (a reduction dim inside the tile,
+            # such as a strided pooling's window column, is not in the accumulator).
+            spatial = [(d, l) for d, l in long_loops if block.kinds[d] != REDUCTION]
+            lane_dim, lane_loop = (spatial or long_loops)[-1]
             handle = _split_lanes(handle, lane_dim, self.state.loops[lane_loop].extent)
-        if long_dims != sorted(long_dims):
+        interchanged = long_dims != sorted(long_dims)
+        if interchanged:
             perm = [d for d in range(len(block.kinds)) if d not in dims] + dims
             generic = structured.GeneralizeOp(handle).transformed
             handle = structured.InterchangeOp(generic, iterator_interchange=perm).transformed
             annotate(handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
             # A generic keeps its attributes through the interchange: restate its iterators.
             annotate(handle, ITERATORS_ATTR, iterators_attr([block.kinds[d] for d in perm]))
-        elif vectorize and block.op_name.startswith(("linalg.conv", "linalg.pooling")):
-            # Convolution/pooling tiles vectorize as 1-D ones: drop the unit window dims first.
+        # Window tiles: folded to plain dims where that works, else decomposed to 1-D.
+        fold = False
+        if vectorize and block.window and block.op_name not in DECOMPOSED_WINDOWS:
+            if not long_dims:
+                vectorize = False  # a one-element tile: scalar code either way
+            elif folds_to_plain_dims(block, long_dims):
+                fold = True
+            elif not block.op_name.startswith(DECOMPOSABLE_WINDOWS):
+                raise ScheduleError(f"vectorize of block '{block.name}': its tile reads an "
+                                    "operand through a stride or a window dim of more than "
+                                    "one iteration; only tiles that read plain dims once "
+                                    "their unit dims are dropped vectorize")
+        if vectorize and not fold and not interchanged \
+                and block.op_name.startswith(DECOMPOSABLE_WINDOWS):
+            # Convolution tiles vectorize as 1-D ones: drop the unit window dims first.
             handle = structured.DecomposeOp(handle).transformed
+        if fold:
+            handle = _fold_unit_dims(handle, block)
         if vectorize:
             structured.VectorizeOp(handle, vectorize_nd_extract=True)
             em.vectorized.append(block.name)
@@ -446,17 +470,8 @@ class Emitter:
                 transform.ApplyCanonicalizationPatternsOp()
             transform.ApplyCommonSubexpressionEliminationOp(em.func)
             # The accumulator tile is invariant in the reduction loops right around the vector
-            # tile: hoist it out of those (innermost first) and stop at the first spatial loop.
-            # Hoisting out of outer spatial loops moves whole tiles and was measured 40% slower.
-            for name in em.vectorized:
-                for lid, loop_handle in reversed(em.for_loops):
-                    loop = self.state.loops.get(lid)
-                    if loop is None or loop.block != name:
-                        continue
-                    block = next(b for b in self.state.blocks.values() if b.name == name)
-                    if self.sch._loop_kind(block, loop) != "reduction":
-                        break
-                    tloop.HoistLoopInvariantSubsetsOp(loop_handle)
+            # tile: hoist it out of those.
+            self._hoist(em, em.vectorized)
         # Innermost first: unrolling a loop consumes it and the handles of loops inside it.
         for lid, loop_handle in reversed(em.for_loops):
             if lid not in self.state.loops:
@@ -464,6 +479,20 @@ class Emitter:
             factor = self.state.loops[lid].annotations.get("unroll")
             if factor:
                 tloop.LoopUnrollOp(loop_handle, factor=int(factor))
+
+    def _hoist(self, em: Emitted, blocks: list[str]) -> None:
+        """Hoist the accumulators of the vectorized ``blocks`` out of the reduction loops
+        right around their tiles (innermost first), stopping at the first spatial loop:
+        hoisting out of outer spatial loops moves whole tiles (measured 40% slower)."""
+        for name in blocks:
+            for lid, loop_handle in reversed(em.for_loops):
+                loop = self.state.loops.get(lid)
+                if loop is None or loop.block != name:
+                    continue
+                block = next(b for b in self.state.blocks.values() if b.name == name)
+                if self.sch._loop_kind(block, loop) != "reduction":
+                    break
+                tloop.HoistLoopInvariantSubsetsOp(loop_handle)
 
 
 def _split_lanes(handle: ir.Value, dim: int, extent: int) -> ir.Value:
@@ -483,6 +512,21 @@ def _split_lanes(handle: ir.Value, dim: int, extent: int) -> ir.Value:
         pieces.append(low)
     pieces.append(rest)
     return transform.MergeHandlesOp(pieces).result
+
+
+def _fold_unit_dims(handle: ir.Value, block: Block) -> ir.Value:
+    """A window tile (pooling, depthwise or grouped convolution) as a generic without its unit
+    dims: with the window dims stepped one at a time around it, ``x[oh * s + kh, ow + kw]``
+    becomes ``x[ow]`` and the tile an elementwise op (or an outer product) the vectorizer
+    takes, with the output width in the lanes. Upstream folds unit dims only as patterns, so
+    they are applied to the loop right around the tile; the handle follows the rewritten op."""
+    generic = structured.GeneralizeOp(handle).transformed
+    parent = transform.GetParentOp(any_op(), generic, deduplicate=True).result
+    patterns = transform.ApplyPatternsOp(parent)
+    with ir.InsertionPoint(patterns.patterns):
+        structured.ApplyFoldUnitExtentDimsViaSlicesPatternsOp()
+    annotate(generic, BLOCK_ATTR, ir.StringAttr.get(block.name))
+    return generic
 
 
 def _group_kind(annotations: dict[str, Any]) -> str | None:

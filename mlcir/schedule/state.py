@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from mlir import ir
 from mlir.dialects import linalg
@@ -50,14 +50,21 @@ class Attach:
     loop: int
 
 
+# A map result as a linear form of the loop dims: ({dim: coefficient}, constant), or None
+# when it is not linear (floordiv, mod).
+Linear = tuple[dict[int, int], int] | None
+
+
 @dataclass
 class Operand:
     """How a block reads one operand: the producing block (if any) and the indexing map as
-    ``(num_dims, results)``, each result a dim index or ``None`` (constant/complex)."""
+    ``(num_dims, results)``, each result a dim index or ``None`` (constant/complex), and each
+    result as a linear form (``terms``)."""
 
     producer: str | None
     map_results: list[int | None]
     is_init: bool  # the operand is the block's output/destination (DPS init)
+    terms: list[Linear] = field(default_factory=list)
 
 
 @dataclass
@@ -76,6 +83,9 @@ class Block:
     annotations: dict[str, Any] = field(default_factory=dict)
     # Blocks created by the schedule (cache stages): how to build them.
     origin: dict[str, Any] = field(default_factory=dict)
+    # An operand is read through an expression of the loop dims (``oh + kh``): a convolution
+    # or pooling window, which the vectorizer takes only once the tile's unit dims are gone.
+    window: bool = False
 
     def dim_extent(self, dim: int) -> int:
         extent = self.extents[dim]
@@ -120,6 +130,32 @@ class KernelState:
         return copy.deepcopy(self)
 
 
+def _linear(expr: ir.AffineExpr) -> Linear:
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position: 1}, 0
+    if isinstance(expr, ir.AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, ir.AffineAddExpr):
+        lhs, rhs = _linear(expr.lhs), _linear(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        terms = dict(lhs[0])
+        for d, c in rhs[0].items():
+            terms[d] = terms.get(d, 0) + c
+        return {d: c for d, c in terms.items() if c}, lhs[1] + rhs[1]
+    if isinstance(expr, ir.AffineMulExpr):
+        lhs, rhs = _linear(expr.lhs), _linear(expr.rhs)
+        if lhs is None or rhs is None or (lhs[0] and rhs[0]):
+            return None
+        (terms, const), scale = (lhs, rhs[1]) if lhs[0] else (rhs, lhs[1])
+        return {d: c * scale for d, c in terms.items() if c * scale}, const * scale
+    return None
+
+
+def _is_window_map(amap: ir.AffineMap) -> bool:
+    return any(not isinstance(e, (ir.AffineDimExpr, ir.AffineConstantExpr)) for e in amap.results)
+
+
 def _map_results(amap: ir.AffineMap) -> list[int | None]:
     return [ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else None
             for e in amap.results]
@@ -149,15 +185,32 @@ def read_blocks(module: ir.Module, state: KernelState) -> None:
             operands = []
             for i, (value, amap) in enumerate(zip(list(op.operands)[:n_ops], maps)):
                 operands.append(Operand(_defining_block(value), _map_results(amap),
-                                        is_init=i >= n_ops - num_inits))
+                                        is_init=i >= n_ops - num_inits,
+                                        terms=[_linear(e) for e in amap.results]))
             extents = b.extents
             block = Block(b.name, func_name, b.iterators, extents, [], [], operands,
-                          _map_results(maps[-num_inits]), op.name)
+                          _map_results(maps[-num_inits]), op.name,
+                          window=any(_is_window_map(m) for m in maps))
             for dim, extent in enumerate(extents):
                 loop = state.new_loop(block, [(dim, extent if extent is not None else -1)])
                 block.levels.append([loop.id])
                 block.order.append(loop.id)
             state.blocks[(func_name, b.name)] = block
+
+
+def folds_to_plain_dims(block: Block, long_dims: Sequence[int]) -> bool:
+    """Whether every operand of a tile of ``block`` whose dims of more than one iteration are
+    ``long_dims`` reads plain dims once the unit dims are dropped: ``x[oh * 2 + kh, ow + kw]``
+    with all but ``ow`` unit, yes; with a stride, ``x[ow * 2 + kw]``, or a window dim in the
+    tile, ``x[ow + kw]``, no. Such a window tile vectorizes as an elementwise op."""
+    for operand in block.operands:
+        for form in operand.terms:
+            if form is None:
+                return False
+            long = {d: c for d, c in form[0].items() if d in long_dims}
+            if len(long) > 1 or any(c != 1 for c in long.values()):
+                return False
+    return True
 
 
 def inner_extent(state: KernelState, block: Block, dim: int, below: int) -> int:

@@ -48,11 +48,17 @@ def models() -> dict[str, Model]:
             [f(1, 4, 11, 11), f(8, 4, 3, 3), f(1, 8, 1, 1)],
             lambda g, x, w, bias: g.relu(g.add(g.conv2d(
                 x, w, **conv(strides=[2, 2], padding=[1, 1, 1, 1])), bias))),
+        # Width stride 3 with dilation 2: three phases of one tap each (kw * 2 mod 3).
+        "conv2d_stride3_dilated": ([f(1, 4, 13, 17), f(8, 4, 3, 3)], lambda g, x, w: g.conv2d(
+            x, w, **conv(strides=[1, 3], padding=[1, 2, 1, 2], dilation=[2, 2]))),
         "conv2d_grouped": ([f(1, 8, 8, 8), f(8, 2, 3, 3)],
                            lambda g, x, w: g.conv2d(x, w, **conv(padding=[1, 1, 1, 1], groups=4))),
         "conv2d_depthwise": ([f(1, 8, 8, 8), f(8, 1, 3, 3)],
                              lambda g, x, w: g.conv2d(x, w, **conv(strides=[2, 2], groups=8))),
         "max_pool2d": ([f(1, 8, 12, 12)], lambda g, x: g.max_pool2d(x, **pool)),
+        "max_pool2d_stride3_dilated": ([f(1, 8, 12, 19)], lambda g, x: g.max_pool2d(
+            x, kernel=[3, 3], strides=[2, 3], padding=[1, 1, 1, 1], dilation=[1, 2],
+            ceil_mode=0)),
         "avg_pool2d": ([f(1, 8, 12, 12)],
                        lambda g, x: g.avg_pool2d(x, **pool, count_include_pad=0)),
         "sum": ([f(4, 16, 8)], lambda g, x: g.sum(x, axes=[1], keepdims=0)),

@@ -5,24 +5,35 @@
   the input into its interior, an ``extract_slice``/``insert_slice`` pair that bufferizes in
   place (upstream's ``tensor.pad`` decomposes to the same; as blocks the schedule sees and
   tiles them). Ceil-mode pooling pads the bottom/right further so every window is in bounds.
+- **Width strides.** A tile vectorizes with the output width in the lanes only where
+  neighbouring outputs read neighbouring inputs. So a convolution with a width stride
+  ``s > 1`` reads a deinterleaved copy of its (padded) input — block ``deinterleave``, a
+  transpose of the view ``[.., W/s, s]`` to ``[.., s, W/s]``: phase ``r`` holds columns
+  ``r, r + s, …`` — and becomes one ``conv_2d_nchw_fchw`` per phase reading that phase with
+  stride 1, over the taps ``kw`` with ``kw * dilation ≡ r (mod s)`` (the weights a strided
+  view); each accumulates into the previous one's result, the first into the fill.
 - ``groups == 1`` is ``linalg.conv_2d_nchw_fchw``; grouped and depthwise convolutions are one
   ``linalg.generic`` with conv_2d_nchw_fchw's loops ``(n, o, oh, ow, c, kh, kw)`` (``c``
-  within the group) that reads input channel ``(o floordiv (O/G)) * (C/G) + c``. Upstream's
-  grouped/depthwise NCHW ops neither decompose nor vectorize either, and reshaping the
-  destination into groups would make the kernel return a view that bufferization copies; this
-  form tiles like any block, and the default design space leaves it scalar.
-- Pooling is ``linalg.pooling_nchw_max`` / ``linalg.pooling_nchw_sum``; average pooling
-  divides the window sums by the number of counted taps in a ``avg_pool2d`` block: a scalar
-  when every window counts the same, else a constant ``[OH, OW]`` tensor of divisors.
+  within the group) that reads input channel ``(o floordiv (O/G)) * (C/G) + c``, strides as
+  they are. Upstream's grouped/depthwise NCHW ops neither decompose nor vectorize either; the
+  default design space leaves this form scalar (a form with the group as a dim of its own,
+  phase-split and vectorized, was measured slower: docs/tuning.md).
+- Pooling is ``linalg.pooling_nchw_max`` / ``linalg.pooling_nchw_sum``; with a width stride
+  ``s > 1`` it is one generic reading the input through the view ``[.., W/s, s]`` (no copy:
+  for a pooling a deinterleave costs as much as the pooling). Average pooling divides the
+  window sums by the number of counted taps in a ``avg_pool2d`` block: a scalar when every
+  window counts the same, else a constant ``[OH, OW]`` tensor of divisors.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith, linalg, tensor
 
 from mlcir.dialects.graph import numpy_dtype, pool_divisors
 from mlcir.dialects.loop import tag_block
@@ -38,6 +49,22 @@ def _spatial_dims_static(op: str, *values: ir.Value) -> None:
         if shape[2] is None or shape[3] is None:
             raise LoweringError(f"'{op}' needs static spatial dims (H, W and the kernel's), got "
                                 f"{v.type}")
+
+
+def _sizes(v: ir.Value) -> list[int | ir.Value]:
+    """``v``'s dims, dynamic ones as ``tensor.dim`` values."""
+    return [d if d is not None else b.dim(v, i) for i, d in enumerate(b.shape_of(v))]
+
+
+def _slice(v: ir.Value, offsets: Sequence[int], sizes: Sequence[int | ir.Value],
+           strides: Sequence[int], drop: Sequence[int] = ()) -> ir.Value:
+    """``tensor.extract_slice`` (a view) with static offsets and strides, dropping the unit
+    dims ``drop`` from the result."""
+    dyn_size = ir.ShapedType.get_dynamic_size()
+    shape = [s if isinstance(s, int) else None for i, s in enumerate(sizes) if i not in drop]
+    return tensor.extract_slice(
+        b.tensor_type(shape, b.element_type(v)), v, [], [s for s in sizes if not isinstance(s, int)],
+        [], list(offsets), [s if isinstance(s, int) else dyn_size for s in sizes], list(strides))
 
 
 def pad(cx: LoweringContext, x: ir.Value, pads: Sequence[int], value: ir.Value) -> ir.Value:
@@ -58,6 +85,113 @@ def pad(cx: LoweringContext, x: ir.Value, pads: Sequence[int], value: ir.Value) 
     return b.insert_slice(copy, padded, [0, 0, top, left], sizes)
 
 
+@dataclass(frozen=True)
+class _Window:
+    """A 2-D window over an NCHW input: kernel size, strides and dilations per axis, and the
+    output width."""
+
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    dilation: tuple[int, int]
+    out_w: int
+
+    @property
+    def split(self) -> bool:
+        """Whether the width stride is split into phases (see the module docstring)."""
+        return self.strides[1] > 1 and self.out_w > 1
+
+    def phase_columns(self) -> int:
+        """Columns per phase of the deinterleaved input: enough for every window."""
+        s = self.strides[1]
+        needed = (self.out_w - 1) * s + (self.kernel[1] - 1) * self.dilation[1] + 1
+        return -(-needed // s)
+
+    def extra_right_padding(self, padded_w: int) -> int:
+        """Columns to pad beyond ``padded_w`` so the input splits into whole phases."""
+        if not self.split:
+            return 0
+        return max(0, self.phase_columns() * self.strides[1] - padded_w)
+
+
+@dataclass(frozen=True)
+class _Phase:
+    """One op of a (split) window: its input (width stride 1 after a split) and its taps
+    ``kw = first + step * j`` for ``j < count``, ``dilation`` apart in that input."""
+
+    input: ir.Value
+    first: int
+    step: int
+    count: int
+    dilation: int
+    stride: int
+
+
+def _phases(cx: LoweringContext, x: ir.Value, window: _Window) -> list[_Phase]:
+    """The phases of ``window`` over the padded input ``x`` (one, ``x`` itself, unsplit)."""
+    (_, kw), (_, s), (_, d) = window.kernel, window.strides, window.dilation
+    if not window.split:
+        return [_Phase(x, 0, 1, kw, d, s)]
+    deinterleaved = _deinterleave(cx, x, s, window.phase_columns())
+    n, c, h = _sizes(x)[:3]
+    g = math.gcd(d, s)
+    phases = []
+    for r in range(s):
+        taps = [k for k in range(kw) if k * d % s == r]
+        if not taps:
+            continue
+        q0 = (taps[0] * d - r) // s
+        length = window.out_w + (len(taps) - 1) * (d // g)
+        view = _slice(deinterleaved, [0, 0, 0, r, q0], [n, c, h, 1, length], [1] * 5, drop=[3])
+        phases.append(_Phase(view, taps[0], s // g, len(taps), d // g, 1))
+    return phases
+
+
+def _phase_view(x: ir.Value, stride: int, columns: int) -> ir.Value:
+    """The view ``[N, C, H, columns, stride]`` of the first ``columns * stride`` columns of
+    ``x``: column ``j * stride + r`` at ``[j, r]``."""
+    n, c, h, _ = _sizes(x)
+    width = columns * stride
+    if b.shape_of(x)[3] != width:
+        x = _slice(x, [0, 0, 0, 0], [n, c, h, width], [1] * 4)
+    dynamic = [v for v in (n, c) if not isinstance(v, int)]
+    static = [v if isinstance(v, int) else None for v in (n, c)]
+    return b.expand(x, [*static, h, columns, stride], [[0], [1], [2], [3, 4]], dynamic=dynamic)
+
+
+def _deinterleave(cx: LoweringContext, x: ir.Value, stride: int, columns: int) -> ir.Value:
+    """Block ``deinterleave``: ``[N, C, H, columns * stride]`` (the leading columns of ``x``)
+    as ``[N, C, H, stride, columns]``, phase ``r`` holding columns ``r, r + stride, …``."""
+    view = _phase_view(x, stride, columns)
+    n, c, h = b.shape_of(view)[:3]
+    dynamic = [v for v in _sizes(view)[:2] if not isinstance(v, int)]
+    out = b.empty([n, c, h, stride, columns], b.element_type(x), dynamic=dynamic)
+    op = linalg.transpose(view, outs=[out], permutation=[0, 1, 2, 4, 3])
+    op = op if isinstance(op, ir.OpView) else op.owner
+    tag_block(op.operation, cx.block_name("deinterleave"))
+    return op.results[0]
+
+
+def _taps(w: ir.Value, phase: _Phase) -> ir.Value:
+    """The kernel columns of ``w`` (``[.., KH, KW]``) a phase reads (a strided view)."""
+    if phase.first == 0 and phase.step == 1 and phase.count == b.shape_of(w)[3]:
+        return w
+    sizes = _sizes(w)
+    return _slice(w, [0, 0, 0, phase.first], [*sizes[:3], phase.count],
+                  [1, 1, 1, phase.step])
+
+
+def _accumulate(cx: LoweringContext, base: str, init_value: ir.Value, dest: ir.Value,
+                phases: list[_Phase], build: Callable[[ir.StringAttr, _Phase, ir.Value], ir.Value]
+                ) -> ir.Value:
+    """``build(name, phase, acc)`` for every phase, the first into a fill of ``dest`` (block
+    ``<base>_init``), each next one into the previous result (blocks ``<base>``, ``<base>_1``…)."""
+    name = cx.block_name(base)
+    acc = b.fill(cx.block_name(f"{name.value}_init"), init_value, dest)
+    for i, phase in enumerate(phases):
+        acc = build(name if i == 0 else cx.block_name(base), phase, acc)
+    return acc
+
+
 def _nchw_dest_dims(channels_from_w: bool):
     def dest_dims(inputs: Sequence[ir.Value], attrs: dict, result: int) -> list[ir.Value | None]:
         x = inputs[0]
@@ -72,36 +206,50 @@ def _nchw_dest_dims(channels_from_w: bool):
     return dest_dims
 
 
+def _padded(cx: LoweringContext, x: ir.Value, pads: Sequence[int], window: _Window,
+            value: ir.Value) -> ir.Value:
+    """``x`` padded by ``pads``, and on the right as far as the phase split needs."""
+    top, left, bottom, right = pads
+    right += window.extra_right_padding(b.shape_of(x)[3] + left + right)
+    return pad(cx, x, [top, left, bottom, right], value)
+
+
 @lowering("conv2d", dest_dims=_nchw_dest_dims(channels_from_w=True))
 def lower_conv2d(cx: LoweringContext) -> list[ir.Value]:
     x, w = cx.inputs
     (dest,) = cx.dests
     _spatial_dims_static("graph.conv2d", x, w)
     elem = b.element_type(dest)
-    strides, dilation, groups = cx.attrs["strides"], cx.attrs["dilation"], cx.attrs["groups"]
-    padded = pad(cx, x, cx.attrs["padding"], b.constant(0, elem))
-    name = cx.block_name("conv2d")
-    init_name = cx.block_name(f"{name.value}_init")
-    if groups == 1:
-        init = b.fill(init_name, b.constant(0, elem), dest)
-        result = linalg.conv_2d_nchw_fchw(padded, w, outs=[init], strides=list(strides),
-                                          dilations=list(dilation))
+    (sh, sw), (dh, dw), groups = cx.attrs["strides"], cx.attrs["dilation"], cx.attrs["groups"]
+    zero = b.constant(0, elem)
+    if groups != 1:
+        padded = pad(cx, x, cx.attrs["padding"], zero)
+        name = cx.block_name("conv2d")
+        init = b.fill(cx.block_name(f"{name.value}_init"), zero, dest)
+        return [_grouped_conv(name, padded, w, init, (sh, sw), (dh, dw), groups)]
+    window = _Window(tuple(b.shape_of(w)[2:]), (sh, sw), (dh, dw), b.shape_of(dest)[3])
+    phases = _phases(cx, _padded(cx, x, cx.attrs["padding"], window, zero), window)
+
+    def build(name: ir.StringAttr, phase: _Phase, acc: ir.Value) -> ir.Value:
+        result = linalg.conv_2d_nchw_fchw(phase.input, _taps(w, phase), outs=[acc],
+                                          strides=[sh, phase.stride],
+                                          dilations=[dh, phase.dilation])
         tag_block(result.owner, name)
-        return [result]
-    return [_grouped_conv(name, init_name, padded, w, dest, strides, dilation, groups)]
+        return result
+
+    return [_accumulate(cx, "conv2d", zero, dest, phases, build)]
 
 
-def _grouped_conv(name: ir.StringAttr, init_name: ir.StringAttr, x: ir.Value, w: ir.Value,
-                  dest: ir.Value, strides: Sequence[int], dilation: Sequence[int],
-                  groups: int) -> ir.Value:
+def _grouped_conv(name: ir.StringAttr, x: ir.Value, w: ir.Value, init: ir.Value,
+                  strides: Sequence[int], dilation: Sequence[int], groups: int) -> ir.Value:
     """One generic over ``(n, o, oh, ow, c, kh, kw)`` (``c`` within the group) reading input
     channel ``(o floordiv (O/G)) * (C/G) + c``: x, w and the destination as they are, so the
-    block writes the kernel's destination itself (no reshaped views)."""
+    block writes the kernel's destination itself (no reshaped views). The form with the group
+    as a dim of its own, vectorized or not, was measured 20-50% slower (docs/tuning.md)."""
     o, cg = b.shape_of(w)[:2]
     if o is None or cg is None:
         raise LoweringError(f"'graph.conv2d' with groups={groups} needs static channel counts, "
                             f"got w {w.type}")
-    init = b.fill(init_name, b.constant(0, b.element_type(dest)), dest)
     n, oc, oh, ow, c, kh, kw = (ir.AffineDimExpr.get(i) for i in range(7))
     (sh, sw), (dh, dw) = strides, dilation
     channel = ir.AffineFloorDivExpr.get(oc, ir.AffineConstantExpr.get(o // groups)) * cg + c
@@ -124,24 +272,72 @@ def _pool_padding(x: ir.Value, dest: ir.Value, attrs: dict) -> list[int]:
     return [top, left, bottom + extra_h, right + extra_w]
 
 
-def _pool(cx: LoweringContext, kind: str, fill_value: ir.Value, out: ir.Value, padded: ir.Value,
-          name: ir.StringAttr) -> ir.Value:
-    window = b.empty(list(cx.attrs["kernel"]), b.element_type(out))
-    init = b.fill(cx.block_name(f"{name.value}_init"), fill_value, out)
-    pool = getattr(linalg, f"pooling_nchw_{kind}")
-    result = pool(padded, window, outs=[init], strides=list(cx.attrs["strides"]),
-                  dilations=list(cx.attrs["dilation"]))
+def _pool(cx: LoweringContext, kind: str, base: str, fill_value: ir.Value, x: ir.Value,
+          dest: ir.Value) -> ir.Value:
+    """Blocks ``<base>_init`` and ``<base>``: ``x`` padded with ``fill_value`` (explicit
+    padding, ceil mode, what the phase view needs) and pooled by ``kind`` (``max``/``sum``)."""
+    a = cx.attrs
+    window = _Window(tuple(a["kernel"]), tuple(a["strides"]), tuple(a["dilation"]),
+                     b.shape_of(dest)[3])
+    padded = _padded(cx, x, _pool_padding(x, dest, a), window, fill_value)
+    name = cx.block_name(base)
+    init = b.fill(cx.block_name(f"{name.value}_init"), fill_value, dest)
+    if window.split:
+        return _pool_phased(name, kind, fill_value, padded, init, window)
+    taps = b.empty(list(window.kernel), b.element_type(dest))
+    result = getattr(linalg, f"pooling_nchw_{kind}")(
+        padded, taps, outs=[init], strides=list(window.strides), dilations=list(window.dilation))
     tag_block(result.owner, name)
     return result
+
+
+def _pool_phased(name: ir.StringAttr, kind: str, identity: ir.Value, x: ir.Value,
+                 init: ir.Value, window: _Window) -> ir.Value:
+    """Pooling with a width stride ``s > 1`` as one generic over ``(n, c, oh, ow, kh, kq,
+    kr)`` reading ``x`` through the view ``[N, C, H, W/s, s]``: tap ``kw`` is column
+    ``kq * s + kr = kw * dilation`` past the window's start ``ow * s``. The phase ``kr`` is read
+    inside a vector tile (a contiguous row, deinterleaved in registers): no copy of the input,
+    which for a pooling costs as much as the pooling. Where the taps do not fill the
+    ``(kq, kr)`` grid (a 3-wide window at stride 2), a constant mask leaves the others out."""
+    (kernel_h, kernel_w), (sh, s), (dh, dw) = window.kernel, window.strides, window.dilation
+    view = _phase_view(x, s, window.phase_columns())
+    taps = {divmod(k * dw, s) for k in range(kernel_w)}
+    rows = max(q for q, _ in taps) + 1
+    names = ["n", "c", "oh", "ow", "kh"] + (["kq"] if rows > 1 else []) + ["kr"]
+    d = {k: ir.AffineDimExpr.get(i) for i, k in enumerate(names)}
+    kq = d.get("kq", ir.AffineConstantExpr.get(0))
+    x_map = b.dims_map(len(names), [d["n"], d["c"], d["oh"] * sh + d["kh"] * dh,
+                                    d["ow"] + kq, d["kr"]])
+    window_dims = ["kh"] + (["kq"] if rows > 1 else []) + ["kr"]
+    window_shape = [kernel_h] + ([rows] if rows > 1 else []) + [s]
+    window_map = b.dims_map(len(names), [d[k] for k in window_dims])
+    out_map = b.dims_map(len(names), [d["n"], d["c"], d["oh"], d["ow"]])
+    kinds = [b.PARALLEL] * 4 + [b.REDUCTION] * (len(names) - 4)
+    combine = b.maximum if kind == "max" else b.add
+    if len(taps) == rows * s:  # every (kq, kr) is a tap: the window operand only has a shape
+        window_operand = b.empty(window_shape, b.element_type(init))
+        body = lambda v, _, acc: combine(acc, v)  # noqa: E731
+    else:
+        i8 = ir.IntegerType.get_signless(8)
+        mask = np.zeros(window_shape, np.int8)
+        for q, r in taps:
+            mask[(slice(None), q, r) if rows > 1 else (slice(None), r)] = 1
+        mask_type = ir.RankedTensorType.get(window_shape, i8)
+        window_operand = arith.ConstantOp(mask_type, ir.DenseElementsAttr.get(
+            mask, type=mask_type)).result
+
+        def body(v: ir.Value, tap: ir.Value, acc: ir.Value) -> ir.Value:
+            counted = arith.cmpi(arith.CmpIPredicate.ne, tap, b.constant(0, i8))
+            return combine(acc, arith.select(counted, v, identity))
+    return b.generic(name, [view, window_operand], [init], [x_map, window_map, out_map],
+                     kinds, body)[0]
 
 
 @lowering("max_pool2d", dest_dims=_nchw_dest_dims(channels_from_w=False))
 def lower_max_pool2d(cx: LoweringContext) -> list[ir.Value]:
     (x,), (dest,) = cx.inputs, cx.dests
     _spatial_dims_static("graph.max_pool2d", x)
-    lowest = b.lowest(b.element_type(x))
-    padded = pad(cx, x, _pool_padding(x, dest, cx.attrs), lowest)
-    return [_pool(cx, "max", lowest, dest, padded, cx.block_name("max_pool2d"))]
+    return [_pool(cx, "max", "max_pool2d", b.lowest(b.element_type(x)), x, dest)]
 
 
 @lowering("avg_pool2d", dest_dims=_nchw_dest_dims(channels_from_w=False))
@@ -149,9 +345,7 @@ def lower_avg_pool2d(cx: LoweringContext) -> list[ir.Value]:
     (x,), (dest,) = cx.inputs, cx.dests
     _spatial_dims_static("graph.avg_pool2d", x)
     elem = b.element_type(x)
-    zero = b.constant(0, elem)
-    padded = pad(cx, x, _pool_padding(x, dest, cx.attrs), zero)
-    sums = _pool(cx, "sum", zero, b.empty_like(dest), padded, cx.block_name("sum_pool"))
+    sums = _pool(cx, "sum", "sum_pool", b.constant(0, elem), x, b.empty_like(dest))
     a = cx.attrs
     divisors = pool_divisors(b.shape_of(x)[2:], a["kernel"], a["strides"], a["padding"],
                              a["dilation"], a["ceil_mode"], a["count_include_pad"])

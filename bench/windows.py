@@ -1,0 +1,76 @@
+"""Benchmark: strided, depthwise and pooling window ops, mlcir tuned next to onnxruntime.
+
+    python bench/windows.py [--ops conv_s2,dwconv,dwconv_s2,maxpool_s2,avgpool_s2]
+                            [--trials 64] [--threads 1]
+
+Each op is a one-node ONNX model (mlcir.testing.onnx_models.single_op, fixed seeds) measured
+like bench/models.py does a model: output checked against onnxruntime, then the median latency
+of mlcir untuned, mlcir tuned (``tune_module``) and onnxruntime, in this process. The tuned
+figure varies between runs by up to ~40% for the scalar depthwise kernels (the search itself
+is measurement-driven); run it alone and more than once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import models as model_bench  # noqa: E402
+from mlcir.testing import onnx_models  # noqa: E402
+
+
+def conv(cin: int, cout: int, hw: int, k: int, stride: int, groups: int = 1,
+         pad: int | None = None):
+    w = np.random.default_rng(0).standard_normal((cout, cin // groups, k, k)).astype(np.float32)
+    model = onnx_models.single_op(
+        "Conv", {"x": [1, cin, hw, hw]},
+        {"kernel_shape": [k, k], "pads": [k // 2 if pad is None else pad] * 4, "strides": [stride, stride],
+         "group": groups}, initializers={"w": w * 0.1})
+    return model, onnx_models.single_op_inputs(model)
+
+
+def pool(op: str, channels: int, hw: int, k: int, stride: int, pad: int = 1):
+    model = onnx_models.single_op(op, {"x": [1, channels, hw, hw]},
+                                  {"kernel_shape": [k, k], "pads": [pad] * 4,
+                                   "strides": [stride, stride]})
+    return model, onnx_models.single_op_inputs(model)
+
+
+OPS = {
+    "conv_s2": lambda: conv(32, 64, 56, 3, 2),
+    "dwconv": lambda: conv(64, 64, 56, 3, 1, groups=64),
+    "dwconv_s2": lambda: conv(64, 64, 56, 3, 2, groups=64),
+    "maxpool_s2": lambda: pool("MaxPool", 64, 56, 3, 2),
+    "avgpool_s2": lambda: pool("AveragePool", 64, 56, 3, 2),
+    # The MNIST CNN's (bench/models.py): unpadded, stride 1, 26 and 24 output columns.
+    "conv_mnist1": lambda: conv(1, 32, 28, 3, 1, pad=0),
+    "conv_mnist2": lambda: conv(32, 64, 26, 3, 1, pad=0),
+    "maxpool_2x2": lambda: pool("MaxPool", 64, 24, 2, 2, pad=0),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ops", default=",".join(OPS))
+    parser.add_argument("--trials", type=int, default=64)
+    parser.add_argument("--threads", default="1")
+    args = parser.parse_args()
+    model_bench.MODELS.update(OPS)
+    print(f"{'op':<12} {'thr':>3} {'ort us':>9} {'untuned us':>11} {'tuned us':>9} "
+          f"{'tuned/ort':>9}")
+    for name in args.ops.split(","):
+        for threads in (int(t) for t in args.threads.split(",")):
+            r = model_bench.bench(name, args.trials, threads)
+            print(f"{name:<12} {threads:>3} {r['ort_us']:>9.1f} {r['untuned_us']:>11.1f} "
+                  f"{r['tuned_us']:>9.1f} {r['ort_us'] / r['tuned_us']:>8.2f}x", flush=True)
+    print("ratios are onnxruntime latency / mlcir latency (above 1: mlcir is faster)")
+
+
+if __name__ == "__main__":
+    main()
