@@ -22,7 +22,7 @@ from mlcir.dialects.opdef import ShapeError
 from mlcir.errors import FrontendError
 from mlcir.passes.bind_params import constant_attr
 
-from .registry import Node, Value
+from .registry import Node, Value, normalize_axes, normalize_axis
 from .loader import Shape
 
 # MLIR element type (text) <-> numpy dtype, for the types a graph may hold.
@@ -71,6 +71,21 @@ class GraphBuilder:
         """A FrontendError naming the node being converted."""
         where = self.node.describe() if self.node else "model"
         return FrontendError(f"{where}: {message}", [(where, message)])
+
+    def axis(self, axis: int, rank: int) -> int:
+        """``axis`` of a rank-``rank`` value, negative counting from the end; out of range is
+        an error naming the node."""
+        try:
+            return normalize_axis(int(axis), rank)
+        except ValueError as e:
+            raise self.error(str(e)) from None
+
+    def axes(self, axes: Sequence[int], rank: int) -> list[int]:
+        """:meth:`axis` of each of ``axes`` (repeats are an error too)."""
+        try:
+            return normalize_axes(axes, rank)
+        except ValueError as e:
+            raise self.error(str(e)) from None
 
     # -- what a value is --------------------------------------------------------------------
 

@@ -125,7 +125,7 @@ def _check(node: Node, table: dict[str, type[Converter]]) -> list[str]:
                   else " (it is folded only when all its inputs are constants)")
         return [f"unsupported op{folded}"]
     problems = []
-    missing = [op for op in cls.graph_ops if op not in graph.OPS]
+    missing = [op for op in cls.needed_graph_ops() if op not in graph.OPS]
     if missing:
         problems.append(f"needs the graph op{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(missing)}, which this mlcir does not have yet")

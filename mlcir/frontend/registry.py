@@ -99,11 +99,18 @@ class Converter:
 
     #: The ONNX op type (defaults to the class name).
     op_type: ClassVar[str] = ""
-    #: The graph ops it may build (a node is refused while one of them is missing).
+    #: The graph op of a converter family's shared ``_impl`` (Unary, the reductions, ...).
+    graph_op: ClassVar[str] = ""
+    #: The graph ops it may build (a node is refused while one of them is missing); by
+    #: default ``graph_op`` alone.
     graph_ops: ClassVar[tuple[str, ...]] = ()
     #: Inputs that must be known at import time: index -> role, e.g. {1: "shape"}. Use
     #: :meth:`constant_inputs` when it depends on the opset.
     constants: ClassVar[dict[int, str]] = {}
+
+    @classmethod
+    def needed_graph_ops(cls) -> tuple[str, ...]:
+        return cls.graph_ops or ((cls.graph_op,) if cls.graph_op else ())
 
     @classmethod
     def versions(cls) -> list[int]:

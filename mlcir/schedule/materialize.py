@@ -44,7 +44,8 @@ from mlcir.transform import annotate, apply, match_attr, new_script
 
 from . import sampling
 from .errors import ScheduleError
-from .state import REDUCTION, Block, KernelState, Loop, folds_to_plain_dims
+from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
+                    folds_to_plain_dims)
 from .trace import ExprRV
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,11 +55,10 @@ LOOP_NAME = "loop.name"
 SERIAL = "loop.serial"
 INLINE_ATTR = "mlcir.inline"
 SCOPE_MEMORY_SPACE = {"shared": "#gpu.address_space<workgroup>", "local": None, "global": None}
-# Window ops whose tiles upstream decomposes to a 1-D op it vectorizes well (the matmul
-# micro-kernel, docs/tuning.md); other window tiles have their unit dims folded away instead
-# when that leaves plain dims, else (a strided pooling) they are decomposed too.
+# Window ops whose tiles are always decomposed to a 1-D op (the matmul micro-kernel,
+# docs/tuning.md); other window tiles have their unit dims folded away instead when that
+# leaves plain dims, else (DECOMPOSABLE_WINDOWS) they are decomposed too.
 DECOMPOSED_WINDOWS = ("linalg.conv_2d_nchw_fchw",)
-DECOMPOSABLE_WINDOWS = ("linalg.conv_2d_nchw_fchw", "linalg.pooling_nchw_")
 
 
 def any_op() -> ir.Type:
@@ -515,8 +515,8 @@ def _split_lanes(handle: ir.Value, dim: int, extent: int) -> ir.Value:
 
 
 def _fold_unit_dims(handle: ir.Value, block: Block) -> ir.Value:
-    """A window tile (pooling, depthwise or grouped convolution) as a generic without its unit
-    dims: with the window dims stepped one at a time around it, ``x[oh * s + kh, ow + kw]``
+    """A window tile (a pooling, named or the strided pooling's generic) as a generic
+    without its unit dims: with the window dims stepped one at a time around it, ``x[oh * s + kh, ow + kw]``
     becomes ``x[ow]`` and the tile an elementwise op (or an outer product) the vectorizer
     takes, with the output width in the lanes. Upstream folds unit dims only as patterns, so
     they are applied to the loop right around the tile; the handle follows the rewritten op."""

@@ -198,6 +198,11 @@ def read_blocks(module: ir.Module, state: KernelState) -> None:
             state.blocks[(func_name, b.name)] = block
 
 
+# Named window ops whose tiles the vectorizer takes after upstream's decomposition to a 1-D
+# window, whatever their strides.
+DECOMPOSABLE_WINDOWS = ("linalg.conv_2d_nchw_fchw", "linalg.pooling_nchw_")
+
+
 def folds_to_plain_dims(block: Block, long_dims: Sequence[int]) -> bool:
     """Whether every operand of a tile of ``block`` whose dims of more than one iteration are
     ``long_dims`` reads plain dims once the unit dims are dropped: ``x[oh * 2 + kh, ow + kw]``

@@ -39,7 +39,8 @@ from mlir.dialects import linalg
 from mlcir.dialects.loop import BLOCK_ATTR, linalg_ops
 from mlcir.schedule import Schedule, ScheduleError
 from mlcir.schedule.trace import ExprRV
-from mlcir.schedule.state import REDUCTION, SPATIAL, Block, folds_to_plain_dims
+from mlcir.schedule.state import (DECOMPOSABLE_WINDOWS, REDUCTION, SPATIAL, Block,
+                                  folds_to_plain_dims)
 from mlcir.target import Target
 
 SpaceFn = Callable[[Schedule], None]
@@ -99,17 +100,12 @@ def _tile_reductions(block: Block) -> list[int]:
     return found
 
 
-# Named ops whose tiles the vectorizer takes after decomposition to a 1-D window, whatever
-# their strides; other window tiles are vectorized when their unit dims fold away.
-_DECOMPOSABLE_WINDOWS = ("linalg.conv_2d_nchw_fchw", "linalg.pooling_nchw_")
-
-
 def _vectorizable(sch: Schedule, block: Block) -> bool:
     """Whether MLIR's vectorizer takes tiles of ``block``: every operand read with plain dims
-    (or a broadcast 0), a convolution/pooling it decomposes, or a window (a grouped
-    convolution's generic) whose register tile reads plain dims once its unit dims are gone
-    (stride 1 along the width: the lowering splits other strides into phases)."""
-    if block.origin or block.op_name.startswith(_DECOMPOSABLE_WINDOWS):
+    (or a broadcast 0), a convolution/pooling it decomposes, or a window generic (the strided
+    pooling's) whose register tile reads plain dims once its unit dims are gone; not the
+    grouped convolution's, whose input channel is a floordiv."""
+    if block.origin or block.op_name.startswith(DECOMPOSABLE_WINDOWS):
         return True
     if block.window:
         return folds_to_plain_dims(block, _vector_dims(block))

@@ -16,7 +16,7 @@ _BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide"}
 
 
 class Unary(Converter):
-    graph_op = ""
+    """One input: ``graph_op`` of it."""
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -24,7 +24,7 @@ class Unary(Converter):
 
 
 class Binary(Converter):
-    graph_op = ""
+    """Two inputs (numpy broadcasting): ``graph_op`` of them."""
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -32,10 +32,10 @@ class Binary(Converter):
 
 
 for _onnx, _graph in _UNARY.items():
-    converter(type(_onnx, (Unary,), {"graph_op": _graph, "graph_ops": (_graph,),
+    converter(type(_onnx, (Unary,), {"graph_op": _graph,
                                      "__doc__": f"{_onnx} -> graph.{_graph}"}))
 for _onnx, _graph in _BINARY.items():
-    converter(type(_onnx, (Binary,), {"graph_op": _graph, "graph_ops": (_graph,),
+    converter(type(_onnx, (Binary,), {"graph_op": _graph,
                                       "__doc__": f"{_onnx} -> graph.{_graph}"}))
 
 
@@ -65,7 +65,6 @@ class Reciprocal(Converter):
 class Variadic(Converter):
     """Max/Min/Sum/Mean of any number of inputs: a chain of the binary graph op."""
 
-    graph_op = ""
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..builder import GraphBuilder
-from ..registry import Converter, Node, Value, converter, normalize_axis, require
+from ..registry import Converter, Node, Value, converter, require
 
 _AUTO_PADS = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
 
@@ -168,7 +168,6 @@ class AveragePool(Converter):
 
 
 class _GlobalPool(Converter):
-    graph_op = ""
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -184,7 +183,6 @@ class GlobalAveragePool(_GlobalPool):
     """GlobalAveragePool -> graph.mean over the spatial axes, keepdims."""
 
     graph_op = "mean"
-    graph_ops = ("mean",)
 
 
 @converter
@@ -192,7 +190,6 @@ class GlobalMaxPool(_GlobalPool):
     """GlobalMaxPool -> graph.max over the spatial axes, keepdims."""
 
     graph_op = "max"
-    graph_ops = ("max",)
 
 
 @converter
@@ -229,15 +226,11 @@ class BatchNormalization(Converter):
 class _Softmax(Converter):
     """Softmax-like ops: one axis (default -1) since opset 13."""
 
-    graph_op = ""
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         x = inputs[0]
-        try:
-            axis = normalize_axis(int(node.attr("axis", -1)), cx.rank(x))
-        except ValueError as e:
-            raise cx.error(str(e)) from None
+        axis = cx.axis(node.attr("axis", -1), cx.rank(x))
         return cx.op(cls.graph_op, x, axis=axis)
 
 
@@ -246,7 +239,6 @@ class Softmax(_Softmax):
     """Softmax(axis) -> graph.softmax."""
 
     graph_op = "softmax"
-    graph_ops = ("softmax",)
 
 
 @converter
@@ -254,7 +246,6 @@ class LogSoftmax(_Softmax):
     """LogSoftmax(axis) -> graph.log_softmax (what classifiers exported from PyTorch end with)."""
 
     graph_op = "log_softmax"
-    graph_ops = ("log_softmax",)
 
 
 @converter
@@ -276,10 +267,7 @@ class LayerNormalization(Converter):
         x, gamma = inputs[0], inputs[1]
         beta = inputs[2] if len(inputs) > 2 else None
         rank = cx.rank(x)
-        try:
-            axis = normalize_axis(int(node.attr("axis", -1)), rank)
-        except ValueError as e:
-            raise cx.error(str(e)) from None
+        axis = cx.axis(node.attr("axis", -1), rank)
         normalized = list(cx.shape(x)[axis:])
         if any(d is None for d in normalized):
             raise cx.error(f"the normalized dims {normalized} of the input must be static")

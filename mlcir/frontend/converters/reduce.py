@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..builder import GraphBuilder
-from ..registry import Converter, Node, Value, converter, normalize_axes
+from ..registry import Converter, Node, Value, converter
 
 
 class _Reduce(Converter):
-    graph_op = ""
     axes_input_since = 18  # the opset at which axes became an input
 
     @classmethod
@@ -27,10 +26,7 @@ class _Reduce(Converter):
             if node.attr("noop_with_empty_axes", 0):
                 return x
             axes = list(range(rank))
-        try:
-            axes = normalize_axes(axes, rank)
-        except ValueError as e:
-            raise cx.error(str(e)) from None
+        axes = cx.axes(axes, rank)
         return cx.op(cls.graph_op, x, axes=axes, keepdims=int(node.attr("keepdims", 1)))
 
     @classmethod
@@ -51,7 +47,6 @@ class ReduceSum(_Reduce):
     """ReduceSum -> graph.sum (axes an input since opset 13)."""
 
     graph_op = "sum"
-    graph_ops = ("sum",)
     axes_input_since = 13
     _impl_v13 = _Reduce.__dict__["_impl_v18"]
 
@@ -61,7 +56,6 @@ class ReduceMean(_Reduce):
     """ReduceMean -> graph.mean (axes an input since opset 18)."""
 
     graph_op = "mean"
-    graph_ops = ("mean",)
 
 
 @converter
@@ -69,7 +63,6 @@ class ReduceMax(_Reduce):
     """ReduceMax -> graph.max (axes an input since opset 18)."""
 
     graph_op = "max"
-    graph_ops = ("max",)
 
 
 @converter
@@ -77,4 +70,3 @@ class ReduceMin(_Reduce):
     """ReduceMin -> graph.min (axes an input since opset 18)."""
 
     graph_op = "min"
-    graph_ops = ("min",)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..builder import GraphBuilder
-from ..registry import Converter, Node, Value, converter, normalize_axes, normalize_axis
+from ..registry import Converter, Node, Value, converter
 
 
 def _ints(v: np.ndarray) -> list[int]:
@@ -23,13 +23,6 @@ def _ints(v: np.ndarray) -> list[int]:
 
 def _dims(shape: Sequence[int | None]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
-
-
-def _axis(cx: GraphBuilder, axis: int, rank: int) -> int:
-    try:
-        return normalize_axis(int(axis), rank)
-    except ValueError as e:
-        raise cx.error(str(e)) from None
 
 
 def _reshape(cx: GraphBuilder, x: Value, shape: Sequence[int | None]) -> Value:
@@ -112,10 +105,7 @@ class Squeeze(Converter):
         x = inputs[0]
         shape = cx.shape(x)
         if len(inputs) > 1 and inputs[1] is not None:
-            try:
-                axes = normalize_axes(_ints(inputs[1]), len(shape))
-            except ValueError as e:
-                raise cx.error(str(e)) from None
+            axes = cx.axes(_ints(inputs[1]), len(shape))
             for a in axes:
                 if shape[a] not in (1, None):
                     raise cx.error(f"cannot squeeze axis {a} of size {shape[a]}")
@@ -138,10 +128,7 @@ class Unsqueeze(Converter):
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         x, raw = inputs[0], _ints(inputs[1])
         shape = list(cx.shape(x))
-        try:
-            axes = normalize_axes(raw, len(shape) + len(raw))
-        except ValueError as e:
-            raise cx.error(str(e)) from None
+        axes = cx.axes(raw, len(shape) + len(raw))
         for a in axes:
             shape.insert(a, 1)
         return _reshape(cx, x, shape)
@@ -169,7 +156,7 @@ class Concat(Converter):
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         present = [v for v in inputs if v is not None]
-        axis = _axis(cx, node.attr("axis"), cx.rank(present[0]))
+        axis = cx.axis(node.attr("axis"), cx.rank(present[0]))
         return cx.concat(present, axis)
 
 
@@ -199,7 +186,7 @@ class Split(Converter):
     @classmethod
     def split(cls, cx: GraphBuilder, node: Node, x: Value, sizes: list[int] | None) -> list[Value]:
         shape = cx.static_shape(x, "Split")
-        axis = _axis(cx, node.attr("axis", 0), len(shape))
+        axis = cx.axis(node.attr("axis", 0), len(shape))
         dim = shape[axis]
         count = len(node.outputs)
         if sizes is None:
@@ -264,7 +251,7 @@ class Slice(Converter):
                            "different lengths")
         ranges = {}
         for start, end, axis, step in zip(starts, ends, axes, steps):
-            axis = _axis(cx, axis, len(shape))
+            axis = cx.axis(axis, len(shape))
             if axis in ranges:
                 raise cx.error(f"axis {axis} is sliced twice")
             try:
@@ -283,7 +270,7 @@ class Gather(Converter):
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         x, indices = inputs
-        axis = _axis(cx, node.attr("axis", 0), cx.rank(x))
+        axis = cx.axis(node.attr("axis", 0), cx.rank(x))
         if cx.dtype(indices) not in (np.int32, np.int64):
             raise cx.error(f"indices of type {cx.dtype(indices)} (int32 or int64 expected)")
         size = cx.shape(x)[axis]
