@@ -8,7 +8,7 @@ For each size N (C = A @ B, all N x N): the default mapping (no schedule), a han
 (16 x 16 output tiles per block, A and B staged in shared memory per k step of 16), and the
 best of ``--trials`` candidates of the default GPU design space (evolutionary search, XGBoost
 cost model; records kept in ``--work-dir``). Kernels are timed alone: ``<name>__device`` on
-device buffers (mlcir.runtime.cuda.time_device), no host<->device copies, best of 5 repeats.
+device buffers (mlcir.targets.cuda.time_device), no host<->device copies, best of 5 repeats.
 Every variant's result is checked against numpy (float64) first. The reference is cuBLAS
 through cupy or torch (TF32 off, so it is the same fp32 arithmetic), timed with CUDA events;
 without either, the fp32 peak of the device (H100 SXM: 67 TFLOPS) is the yardstick.
@@ -27,7 +27,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import mlcir  # noqa: E402
-from mlcir.runtime import cuda  # noqa: E402
+from mlcir.target import Target  # noqa: E402
+from mlcir.targets import cuda  # noqa: E402
 from mlcir.runtime.compile import as_module  # noqa: E402
 from mlcir.testing import kernels  # noqa: E402
 from mlcir.tune.space import default_space  # noqa: E402
@@ -92,7 +93,7 @@ def device_peak() -> tuple[str, float] | None:
     return text, float("nan")
 
 
-def variants(text: str, size: int, trials: int, work_dir: str, target: str):
+def variants(text: str, size: int, trials: int, work_dir: str, target: Target):
     """(name, module) of each variant; tuning happens here."""
     yield "untuned (default mapping)", as_module(text)
     yield "hand schedule (shared 16x16)", kernels.shared_memory_matmul_schedule(text).mod
@@ -109,7 +110,7 @@ def variants(text: str, size: int, trials: int, work_dir: str, target: str):
 
 
 def run(sizes: list[int], trials: int, arch: str, work_dir: str) -> None:
-    target = f"cuda -arch={arch}"
+    target = Target.parse(f"cuda -arch={arch}")
     peak = device_peak()
     print(f"device: {peak[0] if peak else 'unknown'}; target '{target}'; "
           f"binary format: {cuda.binary_format(target).reason}")
@@ -139,7 +140,7 @@ def run(sizes: list[int], trials: int, arch: str, work_dir: str) -> None:
 
 def build_only(sizes: list[int], arch: str, samples: int = 3) -> None:
     """Compile every variant (and a few sampled traces of the GPU space) without a GPU."""
-    target = f"cuda -arch={arch}"
+    target = Target.parse(f"cuda -arch={arch}")
     print(f"binary format: {cuda.binary_format(target).reason}")
     for size in sizes:
         text, _ = kernels.matmul(size, size, size)

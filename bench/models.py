@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import mlcir  # noqa: E402
 from mlcir.frontend import from_onnx  # noqa: E402
-from mlcir.runtime import measure  # noqa: E402
+from mlcir.runtime import time_calls  # noqa: E402
 from mlcir.testing import onnx_models as models  # noqa: E402
 
 MODELS = {
@@ -43,7 +43,7 @@ def timed(call) -> float:
     call()
     first = time.perf_counter() - t0
     number = max(1, min(500, int(0.05 / max(first, 1e-6))))
-    return measure(call, number=number, repeat=7, warmup=2).median
+    return time_calls(call, number=number, repeat=7, warmup=2).median
 
 
 def onnxruntime_call(model, inputs: dict, threads: int):

@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import mlcir  # noqa: E402
-from mlcir.runtime import aligned_array, aligned_empty, measure  # noqa: E402
+from mlcir.runtime import aligned_array, aligned_empty, time_calls  # noqa: E402
 from mlcir.testing import blas, kernels  # noqa: E402
 
 # Hand-schedule tile sizes per problem size: (ib, jb, kb, outer loop order). Found with the
@@ -63,7 +63,7 @@ def gflops(n: int, seconds: float) -> float:
 
 def time_call(call, seconds_hint: float, repeat: int):
     number = max(1, min(50, int(0.2 / max(seconds_hint, 1e-6))))
-    return measure(call, number=number, repeat=repeat, warmup=1).min
+    return time_calls(call, number=number, repeat=repeat, warmup=1).min
 
 
 def bench_size(n: int, repeat: int) -> list[dict]:

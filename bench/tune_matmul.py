@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import mlcir  # noqa: E402
-from mlcir.runtime import aligned_array, aligned_empty, measure  # noqa: E402
+from mlcir.runtime import aligned_array, aligned_empty, time_calls  # noqa: E402
 from mlcir.testing import blas, kernels  # noqa: E402
 from mlcir.tune import Database, tune_kernel  # noqa: E402
 from mlcir.tune.cost_model import XGBModel, ranking_quality  # noqa: E402
@@ -40,7 +40,7 @@ def best_time(call, repeat: int = 5) -> float:
     call()
     first = time.perf_counter() - t0
     number = max(1, min(200, int(0.1 / max(first, 1e-6))))
-    return measure(call, number=number, repeat=repeat, warmup=1).min
+    return time_calls(call, number=number, repeat=repeat, warmup=1).min
 
 
 def model_quality(work_dir: str, splits: int = 5) -> dict[str, float]:

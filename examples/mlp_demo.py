@@ -25,7 +25,7 @@ def main() -> None:
     x = np.random.default_rng(1).standard_normal((1, 784)).astype(np.float32)
     ref = mlp.reference(x, params)
     weights = (params["w0"], params["b0"], params["w1"], params["b1"])
-    numpy_time = mlcir.runtime.measure(lambda: mlp.reference(x, params), number=200, repeat=5)
+    numpy_time = mlcir.runtime.time_calls(lambda: mlp.reference(x, params), number=200, repeat=5)
     print(f"numpy reference: prediction {int(ref.argmax())}, "
           f"{numpy_time.median * 1e6:8.1f} us per call")
     print(f"{'variant':<16} {'prediction':>10} {'max rel err':>12} {'build (s)':>10} "

@@ -97,7 +97,7 @@ def main() -> None:
 
     x = images[:1]
     loaded.set_num_threads(1)
-    ort_t = mlcir.runtime.measure(lambda: ort_run(x), number=200, repeat=7)
+    ort_t = mlcir.runtime.time_calls(lambda: ort_run(x), number=200, repeat=7)
     print(f"\n{'latency of one image (1 thread)':<34} {'median us':>10} {'vs onnxruntime':>15}")
     print(f"{'onnxruntime':<34} {ort_t.median * 1e6:>10.1f} {1.0:>14.2f}x")
     for name, ex in (("mlcir untuned", untuned), ("mlcir tuned (saved, loaded)", loaded)):

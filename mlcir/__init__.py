@@ -10,15 +10,13 @@ reads it back without recompiling.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from .version import __version__
 from .errors import (BuildError, CudaDriverError, FrontendError, LaunchConfigError, LoadError,
                      LoweringError, MlcirError, ParseError, PassError, RuntimeInputError,
-                     VerificationError)
+                     TargetError, VerificationError)
 from .ir import make_context, parse
-from .driver import build, compile  # noqa: A004 (tvm.compile, torch.compile)
+from .driver import build, compile, load  # noqa: A004 (tvm.compile, torch.compile)
 from .runtime import Executable, register_func, time_evaluator
-from .runtime.saved import load
 from .schedule import Schedule, ScheduleError, Trace
 from . import tune  # noqa: E402  (mlcir.tune.tune_kernel, …; xgboost is imported lazily)
 
@@ -33,8 +31,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "BuildError", "CudaDriverError", "Executable", "FrontendError", "LaunchConfigError",
-    "LoadError", "LoweringError", "MlcirError",
+    "BuildError", "CudaDriverError", "Executable", "FrontendError", "LaunchConfigError", "__version__",
+    "LoadError", "LoweringError", "MlcirError", "TargetError",
     "ParseError", "PassError", "RuntimeInputError", "Schedule", "ScheduleError", "Trace", "VerificationError",
     "build", "compile", "load", "make_context", "parse", "register_func", "time_evaluator",
 ]

@@ -302,7 +302,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if target.kind == "cuda":
         # Every candidate is measured on the GPU: without one, fail now rather than record
         # each candidate as failed.
-        from mlcir.runtime.cuda import require_driver
+        from mlcir.targets.cuda import require_driver
 
         require_driver(what="tuning for cuda", hint="Tuning measures candidates on the GPU; "
                        "compiling (`mlcir compile --target cuda`) needs none")

@@ -1,32 +1,36 @@
-"""``mlcir.build`` and ``mlcir.compile``: a module (graph level, loop level, or plain upstream
-MLIR) to an executable, or straight to a saved model file.
+"""``mlcir.build``, ``mlcir.compile`` and ``mlcir.load``: a module (graph level, loop level, or
+plain upstream MLIR) to an executable or straight to a saved model file, and a saved model
+back to an executable.
 
-The driver is the top of the stack: it applies schedules from tuning records when given, then
-compiles with the runtime (:mod:`mlcir.runtime.compile`: signatures, the target's codegen
-pipeline, the JIT; :mod:`mlcir.runtime.saved` for the file).
+The driver is the top of the stack: it parses the target, applies schedules from tuning
+records when given, prepares the module (:mod:`mlcir.runtime.compile`: signatures, library
+declarations) and hands it to the target's backend (:func:`mlcir.targets.backend_for`), which
+compiles, writes or loads it.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from mlcir.runtime import Executable
-from mlcir.runtime.compile import as_module, compile_prepared, prepare
-from mlcir.runtime.saved import SavedModel, compile_prepared_to_file
+from mlcir.runtime.compile import PreparedModule, as_module, prepare
+from mlcir.runtime.model_file import SavedModel, model_target, read_library
 from mlcir.target import Target
+from mlcir.targets import backend_for
 
 
-def _prepare(mod: Any, target: Target, records: Any) -> tuple[Any, Any, dict, dict]:
+def _prepare(mod: Any, target: Target, records: Any) -> tuple[Any, PreparedModule]:
     """The source module and a verified copy with its signatures and library declarations,
     scheduled from ``records`` when given."""
     module = as_module(mod)
-    work, sigs, libs = prepare(module)
+    prepared = prepare(module)
     if records is not None:
         from mlcir.tune.apply import apply_records
 
-        apply_records(work, records, target)
-    return module, work, sigs, libs
+        apply_records(prepared.work, records, target)
+    return module, prepared
 
 
 def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
@@ -40,14 +44,14 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     target's default codegen pipeline.
     """
     target = Target.parse(target)
-    module, work, sigs, libs = _prepare(mod, target, records)
-    return compile_prepared(work, sigs, libs, target, pipeline, keep=module)
+    module, prepared = _prepare(mod, target, records)
+    return backend_for(target).compile(prepared, target, pipeline=pipeline, keep=module)
 
 
 def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
             records: Any = None, pipeline: str | None = None) -> SavedModel:
     """Compile ``mod`` for ``target`` straight into the saved model ``path`` (what ``mlcir
-    compile`` does); :func:`mlcir.load` runs the file, in this process or another, later.
+    compile`` does); :func:`load` runs the file, in this process or another, later.
 
     For ``cuda`` nothing is run or JIT-compiled: the kernels become PTX/cubin and the host code
     a shared library, so this works on a machine without a GPU or the NVIDIA driver, and the
@@ -56,5 +60,22 @@ def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
     written (path, metadata, signatures, the lowered module).
     """
     target = Target.parse(target)
-    module, work, sigs, libs = _prepare(mod, target, records)
-    return compile_prepared_to_file(work, sigs, libs, target, path, pipeline, keep=module)
+    module, prepared = _prepare(mod, target, records)
+    return backend_for(target).compile_to_file(prepared, target, Path(path), pipeline=pipeline,
+                                               keep=module)
+
+
+def load(path: "str | os.PathLike[str]") -> Executable:
+    """Load a model written by :meth:`Executable.save` or :func:`compile`; its functions run at
+    once.
+
+    The file is checked before anything is loaded from it; every problem is a
+    :class:`~mlcir.errors.LoadError` naming the file and the problem (a ``cuda`` model on a
+    machine without the NVIDIA driver: :class:`~mlcir.errors.CudaDriverError`). No MLIR, no
+    source model and no compilation are involved; library functions must be registered in the
+    loading process (``mlcir.register_func``) first. docs/cli.md documents the format.
+    """
+    path = Path(path)
+    meta, library = read_library(path)
+    target = model_target(path, meta)
+    return backend_for(target).load(path, target, meta, library)

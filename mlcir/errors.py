@@ -28,6 +28,11 @@ class ParseError(MlcirError):
         self.diagnostics = diagnostics or []
 
 
+class TargetError(MlcirError, ValueError):
+    """A target string that mlcir does not understand: an unknown kind, an unknown option or a
+    value out of range; the message names it and lists what is known."""
+
+
 class PassError(MlcirError):
     """A pass or pipeline that is unknown, badly spelled, or failed while running."""
 

@@ -1,15 +1,25 @@
 """Compilation targets: ``llvm`` (the host CPU) and ``cuda``, written as TVM-style strings.
 
-``Target.parse("llvm -threads=2 -opt-level=3")``; a :class:`Target` is also accepted wherever a
-string is. Records of tuning keep ``str(target)`` so a record is applied only to its target.
+``Target.parse("llvm -threads=2 -opt-level=3")``, once, where a target comes in (the driver,
+the CLI, the tuner's entry points, a saved model's metadata); below them functions take a
+:class:`Target`. Records of tuning keep ``str(target)`` so a record is applied only to its
+target.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mlcir.errors import TargetError
+
 KINDS = ("llvm", "cuda")
+# The options each kind understands (``-name=value``); anything else is refused.
+OPTIONS = {"llvm": ("threads", "opt-level"), "cuda": ("arch", "threads", "opt-level", "format")}
+OPT_LEVELS = range(0, 4)
+# An NVVM chip: sm_ and the compute capability's digits, ``a`` for arch-specific code.
+CUDA_ARCH = re.compile(r"^sm_[0-9]{2,3}a?$")
 
 
 @dataclass(frozen=True)
@@ -24,20 +34,35 @@ class Target:
 
     @staticmethod
     def parse(text: "str | Target") -> "Target":
+        """The target of ``text``; :class:`~mlcir.errors.TargetError` names what it does not
+        understand (an unknown kind or option, a value out of range)."""
         if isinstance(text, Target):
             return text
         parts = text.split()
         if not parts or parts[0] not in KINDS:
-            raise ValueError(f"unknown target {text!r}: the kind must be one of {', '.join(KINDS)}")
+            raise TargetError(f"unknown target {text!r}: the kind must be one of "
+                              f"{', '.join(KINDS)}")
         target = Target(kind=parts[0])
+        known = OPTIONS[target.kind]
         extra = []
         for part in parts[1:]:
             key, _, value = part.lstrip("-").partition("=")
+            if key not in known:
+                raise TargetError(f"target {text!r}: unknown option {part!r}; {target.kind} "
+                                  f"takes {', '.join('-' + k for k in known)}")
             if key == "threads":
-                target = replace(target, threads=int(value))
+                target = replace(target, threads=_count(text, part, value))
             elif key == "opt-level":
-                target = replace(target, opt_level=int(value))
-            elif key in ("arch", "mcpu") and target.kind == "cuda":
+                level = _count(text, part, value)
+                if level not in OPT_LEVELS:
+                    raise TargetError(f"target {text!r}: {part!r} is out of range; -opt-level "
+                                      "is 0, 1, 2 or 3")
+                target = replace(target, opt_level=level)
+            elif key == "arch":
+                if not CUDA_ARCH.match(value):
+                    raise TargetError(f"target {text!r}: {part!r} is not a CUDA architecture; "
+                                      "-arch is sm_ and a compute capability (sm_80, sm_90, "
+                                      "sm_90a, ...)")
                 target = replace(target, arch=value)
             else:
                 extra.append((key, value))
@@ -64,3 +89,10 @@ class Target:
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "threads": self.threads, "opt_level": self.opt_level,
                 "arch": self.arch}
+
+
+def _count(text: str, part: str, value: str) -> int:
+    """The non-negative integer ``value`` of option ``part``."""
+    if not value.isdigit():
+        raise TargetError(f"target {text!r}: {part!r} is not a non-negative integer")
+    return int(value)

@@ -7,7 +7,7 @@ workgroup attributions, and raises :class:`~mlcir.errors.LaunchConfigError` nami
 (its blocks and location), the value and the limit. The limits are those of every NVIDIA GPU
 since compute capability 3.0 (sm_80 and sm_90 included): 1024 threads per block, block
 x/y ≤ 1024 and z ≤ 64, grid x ≤ 2^31-1 and y/z ≤ 65535, 48 KiB of static shared memory per
-block. Registers per thread are known only after ``ptxas``; see ``mlcir.runtime.cuda``.
+block. Registers per thread are known only after ``ptxas``; see ``mlcir.targets.cuda``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Stages (docs/cuda.md):
 Options: ``chip`` (``sm_90``), ``format`` (``isa`` = PTX text, ``bin`` = cubin and ``fatbin``
 need ``ptxas``), ``toolkit`` (the CUDA toolkit folder holding ``bin/ptxas``), ``opt-level``
 (NVVM's ``O``), ``threads`` (threads per block of the default mapping). The runtime
-(``mlcir.runtime.cuda``) picks ``format`` and ``toolkit`` from what is installed.
+(``mlcir.targets.cuda``) picks ``format`` and ``toolkit`` from what is installed.
 """
 
 from __future__ import annotations

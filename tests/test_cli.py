@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 
 import mlcir
 from mlcir.cli import make_parser
-from mlcir.runtime.saved import read_metadata
+from mlcir.runtime.model_file import read_metadata
 from mlcir.testing import mlp, onnx_models
 from mlcir.testing.hardware import cuda_available
 
@@ -243,7 +243,7 @@ def test_tune_for_cuda_without_a_gpu_fails_fast_naming_the_driver(tmp_path, mlp_
 
 @pytest.mark.gpu
 def test_gpu_cli_compile_then_run_cuda_matches_onnxruntime(tmp_path, mlp_onnx):
-    from mlcir.runtime.cuda import device_capability
+    from mlcir.targets.cuda import device_capability
 
     arch = "sm_%d%d" % device_capability()
     for target in (f"cuda -arch={arch}", "cuda -arch=sm_80 -format=isa"):

@@ -25,8 +25,9 @@ from mlcir.passes.gpu_map import default_tiling
 from mlcir.passes.gpu_ir import in_launch, walk
 from mlcir.passes.pipelines import cpu_bufferize, cpu_frontend, cpu_to_llvm
 from mlcir.paths import llvm_tool
-from mlcir.runtime import cuda
-from mlcir.runtime.saved import read_library, read_metadata
+from mlcir.runtime.model_file import read_library, read_metadata
+from mlcir.target import Target
+from mlcir.targets import cuda
 from mlcir.testing import kernels, mlp, onnx_models
 from mlcir.testing.hardware import cuda_available
 from mlcir.tune.space import default_space
@@ -69,7 +70,7 @@ def ptx(mod, target: str = "cuda -format=isa") -> dict[str, str]:
     module = mod if isinstance(mod, ir.Module) else mlcir.parse(mod)
     with module.context:
         work = mlcir.ir.clone_module(module)
-        cuda.compile_cuda(work, target)
+        cuda.compile_cuda(work, Target.parse(target))
         return cuda.ptx_of(work)
 
 
@@ -159,7 +160,7 @@ def test_threads_option_sets_the_default_block_size(ctx):
     text = elementwise(64, 256)[0]
     assert ".maxntid 256, 1, 1" in ptx(text)["main_Z"]
     assert ".maxntid 32, 1, 1" in ptx(text, "cuda -threads=32 -format=isa")["main_Z"]
-    assert "threads=32" in cuda.pipeline_for("cuda -threads=32")
+    assert "threads=32" in cuda.pipeline_for(Target.parse("cuda -threads=32"))
 
 
 def test_bound_schedule_launches_its_grid_and_blocks(ctx):
@@ -187,7 +188,7 @@ def test_cubin_when_ptxas_is_installed(ctx):
     if cuda.find_toolkit() is None:
         pytest.skip("no CUDA toolkit with ptxas on this machine")
     module = mlcir.parse(kernels.matmul(64, 64, 32)[0])
-    fmt = cuda.compile_cuda(module, "cuda -arch=sm_80")
+    fmt = cuda.compile_cuda(module, Target.parse("cuda -arch=sm_80"))
     assert fmt.format == "bin" and "ptxas found" in fmt.reason
     binaries = cuda.kernel_binaries(module)
     assert sorted(binaries) == ["main_C", "main_C_init"]
@@ -328,25 +329,25 @@ def test_unknown_arch_and_format_are_refused(ctx):
     with pytest.raises(mlcir.BuildError, match=r"unknown CUDA architecture 'sm_99'"):
         ptx(kernels.matmul(8, 8, 8)[0], "cuda -arch=sm_99")
     with pytest.raises(mlcir.BuildError, match=r"unknown -format=cubin"):
-        cuda.binary_format("cuda -format=cubin")
+        cuda.binary_format(Target.parse("cuda -format=cubin"))
 
 
 def test_binary_format_follows_ptxas(tmp_path):
     empty = {"PATH": str(tmp_path)}
-    fmt = cuda.binary_format("cuda", environ=empty, defaults=())
+    fmt = cuda.binary_format(Target.parse("cuda"), environ=empty, defaults=())
     assert fmt.format == "isa" and "no CUDA toolkit with ptxas found" in fmt.reason
     with pytest.raises(mlcir.BuildError, match=r"-format=bin needs ptxas from a CUDA toolkit"):
-        cuda.binary_format("cuda -format=bin", environ=empty, defaults=())
+        cuda.binary_format(Target.parse("cuda -format=bin"), environ=empty, defaults=())
     kit = tmp_path / "cuda"
     (kit / "bin").mkdir(parents=True)
     (kit / "bin" / "ptxas").write_text("#!/bin/sh\n")
     (kit / "bin" / "ptxas").chmod(0o755)
-    found = cuda.binary_format("cuda", environ={"CUDA_HOME": str(kit)}, defaults=())
+    found = cuda.binary_format(Target.parse("cuda"), environ={"CUDA_HOME": str(kit)}, defaults=())
     assert (found.format, found.toolkit) == ("bin", str(kit.resolve()))
-    assert cuda.binary_format("cuda -format=isa", environ={"CUDA_HOME": str(kit)}).format == "isa"
+    assert cuda.binary_format(Target.parse("cuda -format=isa"), environ={"CUDA_HOME": str(kit)}).format == "isa"
     with pytest.raises(mlcir.BuildError, match=r"-format=fatbin needs .*fatbinary"):
-        cuda.binary_format("cuda -format=fatbin", environ={"CUDA_HOME": str(kit)}, defaults=())
-    assert "format=isa" in cuda.pipeline_for("cuda -arch=sm_80 -format=isa")
+        cuda.binary_format(Target.parse("cuda -format=fatbin"), environ={"CUDA_HOME": str(kit)}, defaults=())
+    assert "format=isa" in cuda.pipeline_for(Target.parse("cuda -arch=sm_80 -format=isa"))
 
 
 def test_missing_driver_library_is_named():
@@ -368,7 +369,7 @@ def test_build_for_cuda_without_a_driver_raises_a_build_error():
 @NO_GPU
 def test_host_library_builds_and_refuses_to_load_without_a_driver(ctx, tmp_path):
     module = mlcir.parse(kernels.matmul(32, 32, 32)[0])
-    cuda.compile_cuda(module, "cuda -format=isa")
+    cuda.compile_cuda(module, Target.parse("cuda -format=isa"))
     path = cuda.compile_cuda_shared_object(module, tmp_path / "mm.so")
     symbols = subprocess.run(["nm", "-D", "--defined-only", str(path)], capture_output=True,
                              text=True).stdout
@@ -419,7 +420,7 @@ def test_tuning_for_cuda_builds_and_records_the_missing_driver(tmp_path):
 def test_ptx_command_line_prints_each_kernel(tmp_path):
     source = tmp_path / "mm.mlir"
     source.write_text(kernels.matmul(32, 32, 32)[0])
-    out = subprocess.run([sys.executable, "-m", "mlcir.runtime.cuda", str(source),
+    out = subprocess.run([sys.executable, "-m", "mlcir.targets.cuda", str(source),
                           "--arch", "sm_80"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "// gpu.binary @main_C" in out.stdout and ".target sm_80" in out.stdout
@@ -524,7 +525,7 @@ def test_onnx_mlp_compiles_into_a_saved_model_without_a_driver(tmp_path, arch):
         "name": "main",
         "args": [{"name": "x", "shape": [1, 784], "dtype": "float32", "kind": "input"}],
         "results": [{"name": "logits", "shape": [1, 10], "dtype": "float32", "kind": "output"}]}]
-    fmt = cuda.binary_format(f"cuda -arch={arch}").format  # cubin when ptxas is installed
+    fmt = cuda.binary_format(Target.parse(f"cuda -arch={arch}")).format  # cubin when ptxas is installed
     assert meta["target"] == f"cuda -arch={arch}" and meta["cuda"]["binary_format"] == fmt
     binaries = check_saved_library(saved.path, meta, library)
     assert any(name.startswith("main_matmul") for name in binaries)
@@ -556,11 +557,10 @@ def test_a_jit_built_cuda_executable_saves_its_lowered_module(ctx, tmp_path):
     lowered module) saves through the same library; the engine is not needed for it."""
     from mlcir.runtime import Executable
     from mlcir.runtime.compile import as_module, prepare
-    from mlcir.target import Target
 
     text, _ = kernels.matmul(32, 32, 32)
     work, sigs, _ = prepare(as_module(text))
-    cuda.compile_cuda(work, "cuda -arch=sm_80 -format=isa")
+    cuda.compile_cuda(work, Target.parse("cuda -arch=sm_80 -format=isa"))
     Executable(sigs, None, Target.parse("cuda -arch=sm_80 -format=isa"), lowered=work).save(
         tmp_path / "jit.mlcir")
     meta, library = read_library(tmp_path / "jit.mlcir")
@@ -615,14 +615,14 @@ def test_embedded_kernels_names_what_is_missing(tmp_path):
 def test_ptx_command_line_prints_a_saved_models_kernels(tmp_path):
     saved = mlcir.compile(kernels.matmul(32, 32, 32)[0], "cuda -arch=sm_80 -format=isa",
                           tmp_path / "mm.mlcir")
-    out = subprocess.run([sys.executable, "-m", "mlcir.runtime.cuda", str(saved.path)],
+    out = subprocess.run([sys.executable, "-m", "mlcir.targets.cuda", str(saved.path)],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert re.findall(r"^// gpu.binary @(\w+) \(isa, \d+ bytes\)$", out.stdout, re.M) == \
         ["main_C_init", "main_C"]
     assert out.stdout.count(".target sm_80") == 2
     cpu = mlcir.compile(kernels.matmul(8, 8, 8)[0], "llvm", tmp_path / "cpu.mlcir")
-    out = subprocess.run([sys.executable, "-m", "mlcir.runtime.cuda", str(cpu.path)],
+    out = subprocess.run([sys.executable, "-m", "mlcir.targets.cuda", str(cpu.path)],
                          capture_output=True, text=True)
     assert out.returncode == 1
     assert "cpu.mlcir: not a model compiled for cuda (target 'llvm')" in out.stderr

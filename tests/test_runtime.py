@@ -146,7 +146,7 @@ def test_min_repeat_ms_grows_the_number_of_calls(monkeypatch):
     def call() -> None:
         clock[0] += 1e-3
 
-    result = evaluator.measure(call, number=1, repeat=3, warmup=0, min_repeat_ms=5)
+    result = evaluator.time_calls(call, number=1, repeat=3, warmup=0, min_repeat_ms=5)
     # 1 call lasts 1 ms: scaled to the target (10% margin) that is 5 calls, which last 5 ms.
     assert result.number == 5
     assert result.results == pytest.approx((1e-3,) * 3)

@@ -16,7 +16,7 @@ import mlcir
 from mlcir.errors import BuildError, LoadError, RuntimeInputError
 from mlcir.passes.bind_params import bind_params
 from mlcir.runtime import library
-from mlcir.runtime.saved import FORMAT_VERSION, read_metadata
+from mlcir.runtime.model_file import FORMAT_VERSION, read_metadata
 from mlcir.testing import mlp
 from mlcir.testing.hardware import cuda_available
 
@@ -89,12 +89,12 @@ def test_loading_compiles_nothing(saved_mlp, params, x, monkeypatch):
         raise AssertionError("loading a saved model must not compile")
 
     import mlcir.runtime.aot as aot
-    import mlcir.runtime.compile as compile_
     import mlcir.runtime.jit as jit
+    import mlcir.targets.cpu.backend as cpu_backend
 
     monkeypatch.setattr(jit, "ExecutionEngine", refuse)
     monkeypatch.setattr(aot, "ExecutionEngine", refuse)
-    monkeypatch.setattr(compile_, "run_pipeline", refuse)
+    monkeypatch.setattr(cpu_backend, "run_pipeline", refuse)
     _close(mlcir.load(saved_mlp).main(x), mlp.reference(x, params))
 
 

@@ -1,11 +1,12 @@
 # Golden GPU design space: for a fixed seed, the default CUDA rules' sampled trace of a matmul,
 # an elementwise block and a softmax, and the kernels they compile to. A change to the rules
-# (mlcir/tune/space_gpu.py) shows up here; regenerate the expected traces from this script's
+# (mlcir/targets/cuda/space.py) shows up here; regenerate the expected traces from this script's
 # output when it is intended.
 # RUN: %PYTHON %s | FileCheck %s
 
 import mlcir
-from mlcir.runtime import cuda
+from mlcir.target import Target
+from mlcir.targets import cuda
 from mlcir.testing import kernels
 from mlcir.tune.space import default_space
 
@@ -31,7 +32,7 @@ def show(name, text, seed=0):
     print(sch.trace)
     module = sch.mod
     with module.context:
-        cuda.compile_cuda(module, "cuda -format=isa")
+        cuda.compile_cuda(module, Target.parse("cuda -format=isa"))
         for kernel, ptx in cuda.ptx_of(module).items():
             maxntid = next(line for line in ptx.splitlines() if line.startswith(".maxntid"))
             print(f"kernel {kernel}: {maxntid}, shared: {'.shared' in ptx}")

@@ -3,7 +3,7 @@
 // unresolved call is left for the driver).
 // RUN: mlcir-opt %s --mlcir-cuda-mapped | FileCheck %s --check-prefix=MAP
 // RUN: mlcir-opt %s --mlcir-cuda-mapped | mlcir-opt --pass-pipeline="builtin.module(gpu-kernel-outlining, nvvm-attach-target{chip=sm_90}, gpu.module(convert-gpu-to-nvvm))" | FileCheck %s --check-prefix=NVVM
-// RUN: %PYTHON -m mlcir.runtime.cuda %s | FileCheck %s --check-prefix=PTX
+// RUN: %PYTHON -m mlcir.targets.cuda %s | FileCheck %s --check-prefix=PTX
 
 // MAP-LABEL: func.func @main__device(
 // MAP: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c64{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) module(@main_Z) function(@main_Z)

@@ -4,8 +4,8 @@
 // RUN: mlcir-opt %s --mlcir-cuda-mapped | FileCheck %s --check-prefix=MAP
 // RUN: mlcir-opt %s --mlcir-cuda-mapped | mlcir-opt --pass-pipeline="builtin.module(gpu-kernel-outlining, nvvm-attach-target{chip=sm_90}, gpu.module(convert-gpu-to-nvvm))" | FileCheck %s --check-prefix=NVVM
 // RUN: mlcir-opt %s --pass-pipeline="builtin.module(mlcir-cuda{chip=sm_80})" | FileCheck %s --check-prefix=HOST
-// RUN: %PYTHON -m mlcir.runtime.cuda %s | FileCheck %s --check-prefix=PTX
-// RUN: %PYTHON -m mlcir.runtime.cuda %s --arch sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: %PYTHON -m mlcir.targets.cuda %s | FileCheck %s --check-prefix=PTX
+// RUN: %PYTHON -m mlcir.targets.cuda %s --arch sm_80 | FileCheck %s --check-prefix=SM80
 
 // MAP-LABEL: func.func @main(
 // MAP-SAME: %[[A:.*]]: memref<64x32xf32>, %[[B:.*]]: memref<32x64xf32>, %[[C:.*]]: memref<64x64xf32>)

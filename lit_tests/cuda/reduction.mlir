@@ -1,7 +1,7 @@
 // A softmax on CUDA with no schedule: each block gets its own kernel; the reductions (max,
 // sum) map their row dim to threads and keep the reduction serial inside each thread.
 // RUN: mlcir-opt %s --mlcir-cuda-mapped | FileCheck %s --check-prefix=MAP
-// RUN: %PYTHON -m mlcir.runtime.cuda %s --arch sm_80 | FileCheck %s --check-prefix=PTX
+// RUN: %PYTHON -m mlcir.targets.cuda %s --arch sm_80 | FileCheck %s --check-prefix=PTX
 
 // MAP-LABEL: func.func @main__device(
 // MAP: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c32{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) module(@main_max_init)

@@ -4,7 +4,7 @@
 // REQUIRES: cuda
 // RUN: mlcir compile %s --target "cuda -arch=sm_80 -format=isa" -o %t.ptx.mlcir -q
 // RUN: mlcir run %t.ptx.mlcir --fill-mode ones --print-top 2 | FileCheck %s
-// RUN: %PYTHON -c "from mlcir.runtime import cuda; print('sm_' + ''.join(map(str, cuda.device_capability())))" > %t.arch
+// RUN: %PYTHON -c "from mlcir.targets import cuda; print('sm_' + ''.join(map(str, cuda.device_capability())))" > %t.arch
 // RUN: %PYTHON -c "import sys, mlcir; arch = open(sys.argv[1]).read().strip(); mlcir.compile(open(sys.argv[2]).read(), 'cuda -arch=' + arch, sys.argv[3])" %t.arch %s %t.native.mlcir
 // RUN: mlcir run %t.native.mlcir --fill-mode ones --print-top 2 | FileCheck %s
 

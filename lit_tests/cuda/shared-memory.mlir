@@ -6,7 +6,7 @@
 // RUN: mlcir-opt %S/Inputs/matmul128.mlir --transform-script=%S/Inputs/shared_matmul_schedule.mlir | FileCheck %s --check-prefix=SCHED
 // RUN: mlcir-opt %S/Inputs/matmul128.mlir --transform-script=%S/Inputs/shared_matmul_schedule.mlir --mlcir-cuda-mapped | FileCheck %s --check-prefix=MAP
 // RUN: mlcir-opt %S/Inputs/matmul128.mlir --transform-script=%S/Inputs/shared_matmul_schedule.mlir --mlcir-cuda-mapped | mlcir-opt --pass-pipeline="builtin.module(gpu-kernel-outlining, nvvm-attach-target{chip=sm_90}, gpu.module(convert-gpu-to-nvvm))" | FileCheck %s --check-prefix=NVVM
-// RUN: mlcir-opt %S/Inputs/matmul128.mlir --transform-script=%S/Inputs/shared_matmul_schedule.mlir | %PYTHON -m mlcir.runtime.cuda - | FileCheck %s --check-prefix=PTX
+// RUN: mlcir-opt %S/Inputs/matmul128.mlir --transform-script=%S/Inputs/shared_matmul_schedule.mlir | %PYTHON -m mlcir.targets.cuda - | FileCheck %s --check-prefix=PTX
 
 // SCHED: scf.forall ({{.*}}) in (8, 8)
 // SCHED: scf.for

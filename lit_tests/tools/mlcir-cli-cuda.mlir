@@ -1,11 +1,11 @@
 // `mlcir compile --target cuda` needs no GPU: the loop-level kernels and the LLVM dialect it
 // compiles, the PTX embedded in the saved model's library (read back by
-// `python -m mlcir.runtime.cuda`), and the library's symbols: the host functions, one
+// `python -m mlcir.targets.cuda`), and the library's symbols: the host functions, one
 // constructor per kernel module that loads its PTX into the driver, the CUDA runtime needed.
 // RUN: mlcir compile %s --target "cuda -arch=sm_80 -format=isa" -o %t.mlcir -q --dump-mlir kernels %t.kernels.mlir --dump-mlir llvm %t.llvm.mlir
 // RUN: FileCheck %s --check-prefix=KERNELS --input-file=%t.kernels.mlir
 // RUN: FileCheck %s --check-prefix=LLVM --input-file=%t.llvm.mlir
-// RUN: %PYTHON -m mlcir.runtime.cuda %t.mlcir | FileCheck %s --check-prefix=PTX
+// RUN: %PYTHON -m mlcir.targets.cuda %t.mlcir | FileCheck %s --check-prefix=PTX
 // RUN: %PYTHON -c "import sys, zipfile; open(sys.argv[2], 'wb').write(zipfile.ZipFile(sys.argv[1]).read('model.so'))" %t.mlcir %t.so
 // RUN: llvm-nm %t.so | FileCheck %s --check-prefix=SYMS
 // RUN: llvm-readelf -d %t.so | FileCheck %s --check-prefix=DYN

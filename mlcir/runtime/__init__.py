@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from .evaluator import TimingResult, measure, time_evaluator
-from .executable import Executable, Function, Signature, TensorArg
+from .evaluator import TimingResult, time_calls, time_evaluator
+from .executable import Executable, Function
 from .library import get_func, register_func, registered_names
 from .memref import aligned_array, aligned_empty
+from .signature import Signature, TensorArg
 
 __all__ = ["Executable", "aligned_array", "aligned_empty", "Function", "Signature", "TensorArg", "TimingResult", "get_func",
-           "measure", "register_func", "registered_names", "time_evaluator"]
+           "register_func", "registered_names", "time_calls", "time_evaluator"]

@@ -1,14 +1,13 @@
-"""Compiling a module for a target: signatures, the codegen pipeline, the JIT.
+"""What every target compiles: a verified copy of a module, its public functions' numpy-level
+signatures and its library declarations, all read before lowering (:func:`prepare`).
 
-``compile_module`` is the part of ``mlcir.build`` below the driver: it takes a module that is
-already at graph or loop level (no records to apply), records the public functions' numpy-level
-signatures, runs the target's pipeline on a copy and JITs it. The tuner builds reference
-kernels with it; the driver adds tuning records on top.
+The target's backend (:mod:`mlcir.targets`) then runs its codegen pipeline on the copy and
+JITs it or writes it to a file.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from mlir import ir
 from mlir.dialects import func
@@ -17,12 +16,9 @@ from mlcir.dialects.graph import LIBRARY_ATTR, NAME_ATTR
 from mlcir.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
-from mlcir.passes import run_pipeline
-from mlcir.target import Target
 
-from .executable import Executable, Signature, TensorArg
-from .jit import create_engine, memref_specs
-from .library import CallbackErrors
+from .jit import memref_specs
+from .signature import Signature, TensorArg
 
 
 def _names(fn: func.FuncOp, key: str, count: int, prefix: str) -> list[str]:
@@ -153,7 +149,16 @@ def check_supported_types(module: ir.Module) -> None:
                                  "lowering aborts on i1 elements); use i8 instead"))
 
 
-def prepare(module: ir.Module) -> tuple[ir.Module, dict[str, Signature], dict[str, Any]]:
+class PreparedModule(NamedTuple):
+    """A verified copy of a module (lowered in place by a backend), with what was read from it
+    before lowering."""
+
+    work: ir.Module
+    signatures: dict[str, Signature]
+    libraries: dict[str, tuple[str, list]]
+
+
+def prepare(module: ir.Module) -> PreparedModule:
     """A verified copy of ``module`` with its signatures and library declarations."""
     with module.context:
         work = clone_module(module)
@@ -162,30 +167,4 @@ def prepare(module: ir.Module) -> tuple[ir.Module, dict[str, Signature], dict[st
         sigs = signatures(work)
         if not sigs:
             raise BuildError("the module has no public function with a body to compile")
-        return work, sigs, library_specs(work)
-
-
-def compile_prepared(work: ir.Module, sigs: dict[str, Signature], libs: dict[str, Any],
-                     target: Target, pipeline: str | None = None, keep: Any = None) -> Executable:
-    """Run the target's pipeline on ``work`` (in place) and JIT it."""
-    if target.kind == "cuda":
-        from .cuda import compile_prepared_cuda
-
-        return compile_prepared_cuda(work, sigs, libs, target, pipeline, keep)
-    if target.kind != "llvm":
-        raise BuildError(f"target '{target.kind}' is not supported by this build")
-    with work.context:
-        run_pipeline(work, pipeline or f"mlcir-cpu{{threads={target.threads}}}")
-        errors = CallbackErrors()
-        engine, callbacks = create_engine(work, opt_level=target.opt_level, libraries=libs,
-                                          errors=errors)
-    return Executable(sigs, engine, target, errors, keep_alive=[callbacks, work, keep],
-                      libraries=libs, lowered=work)
-
-
-def compile_module(mod: Any, target: "str | Target" = "llvm", *,
-                   pipeline: str | None = None) -> Executable:
-    """Compile ``mod`` (graph or loop level, or plain upstream MLIR) for ``target``."""
-    module = as_module(mod)
-    work, sigs, libs = prepare(module)
-    return compile_prepared(work, sigs, libs, Target.parse(target), pipeline, keep=module)
+        return PreparedModule(work, sigs, library_specs(work))

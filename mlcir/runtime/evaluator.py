@@ -1,7 +1,7 @@
 """Timing compiled functions the way TVM's ``time_evaluator`` does.
 
 ``evaluator = time_evaluator(fn, number=10, repeat=5, warmup=2)`` returns a callable; calling
-it with the function's arguments runs ``warmup`` untimed calls, then ``repeat`` measurements,
+it with the function's arguments (:func:`time_calls` for a no-argument callable) runs ``warmup`` untimed calls, then ``repeat`` measurements,
 each the mean of ``number`` back-to-back calls (``number`` is grown until one measurement takes
 at least ``min_repeat_ms``). Arguments are checked and packed once, outside the timed region.
 """
@@ -49,7 +49,7 @@ class TimingResult:
                 f"{self.min * ms:>10.4f} {self.std * ms:>10.4f}")
 
 
-def measure(call: Callable[[], None], *, number: int = 10, repeat: int = 3, warmup: int = 1,
+def time_calls(call: Callable[[], None], *, number: int = 10, repeat: int = 3, warmup: int = 1,
             min_repeat_ms: float = 0.0) -> TimingResult:
     """Time a no-argument callable (see the module docstring)."""
     if number < 1 or repeat < 1 or warmup < 0:
@@ -85,7 +85,7 @@ def time_evaluator(function: Any, *, number: int = 10, repeat: int = 3, warmup: 
         else:
             def call() -> None:
                 function(*args)
-        return measure(call, number=number, repeat=repeat, warmup=warmup,
+        return time_calls(call, number=number, repeat=repeat, warmup=warmup,
                        min_repeat_ms=min_repeat_ms)
 
     return evaluate

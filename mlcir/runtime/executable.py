@@ -20,50 +20,7 @@ from mlcir.errors import RuntimeInputError
 
 from .library import CallbackErrors
 from .memref import aligned_empty, descriptor
-
-
-@dataclass(frozen=True)
-class TensorArg:
-    """One argument or result of a compiled function."""
-
-    name: str
-    shape: tuple[int | None, ...]
-    dtype: np.dtype
-    # "input": read only; "inout": a memref argument the function writes (DPS, kept in place).
-    kind: str = "input"
-
-    def describe(self) -> str:
-        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
-        return f"{self.dtype.name}[{dims}]"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype.name,
-                "kind": self.kind}
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> "TensorArg":
-        return TensorArg(d["name"], tuple(d["shape"]), np.dtype(d["dtype"]), d.get("kind", "input"))
-
-
-@dataclass(frozen=True)
-class Signature:
-    name: str
-    args: tuple[TensorArg, ...]
-    results: tuple[TensorArg, ...]
-
-    def describe(self) -> str:
-        """``main(x: float32[1, 784]) -> (float32[1, 10])``"""
-        args = ", ".join(f"{a.name}: {a.describe()}" for a in self.args)
-        return f"{self.name}({args}) -> ({', '.join(r.describe() for r in self.results)})"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "args": [a.to_json() for a in self.args],
-                "results": [r.to_json() for r in self.results]}
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> "Signature":
-        return Signature(d["name"], tuple(TensorArg.from_json(a) for a in d["args"]),
-                         tuple(TensorArg.from_json(r) for r in d["results"]))
+from .signature import Signature, TensorArg
 
 
 def _check(spec: TensorArg, value: Any, what: str) -> np.ndarray:
@@ -196,7 +153,7 @@ class Executable:
     """The result of :func:`mlcir.build` or :func:`mlcir.load`: compiled functions by name.
 
     ``engine`` is the MLIR ExecutionEngine (built here) or a loaded
-    :class:`~mlcir.runtime.aot.SharedObject` / :class:`~mlcir.runtime.cuda.CudaSharedObject`
+    :class:`~mlcir.runtime.aot.SharedObject` / :class:`~mlcir.targets.cuda.CudaSharedObject`
     (a saved model); all look functions up by name with the same packed calling convention.
     ``libraries`` maps each library symbol the code calls to ``(registered name, [(rank,
     dtype)] of its memref arguments)``: what :meth:`save` records so that :func:`mlcir.load`
@@ -250,6 +207,6 @@ class Executable:
     def save(self, path: "str | os.PathLike[str]") -> None:
         """Write this compiled model to one file that :func:`mlcir.load` runs without
         recompiling (format: docs/cli.md, "Saved models")."""
-        from .saved import save
+        from .saving import save
 
         save(self, path)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from mlir import ir
 
-from mlcir.runtime.compile import compile_module as build
+from mlcir.targets import compile_module as build
 from mlcir.runtime import aligned_array
 from mlcir.schedule import Schedule, ScheduleError
 

@@ -151,7 +151,7 @@ class LocalMeasurer:
     def prepare(self, workload_hash: str, kernel: ir.Module, seed: int = 0) -> Prepared:
         """Write the kernel and its reference data (random inputs and the untuned kernel's
         outputs, computed in this process) under ``work_dir/workloads/<hash>/``."""
-        from mlcir.runtime.compile import compile_module as build
+        from mlcir.targets import compile_module as build
         from mlcir.tune.measure import random_inputs
 
         folder = self.work_dir / "workloads" / workload_hash
@@ -217,7 +217,7 @@ class LocalMeasurer:
                 self._runner.send({"id": index, "key": trace_key(traces[index]), "so": build["so"],
                                    "data": str(prepared.data_path),
                                    "signature": prepared.signature, "threads": self._threads(),
-                                   "cuda": self.target.kind == "cuda",
+                                   "target": str(self.target),
                                    "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms},
                                   self.run_timeout)
                 self._runner.build = build  # type: ignore[attr-defined]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mlcir.runtime.saved import write_atomically
+from mlcir.runtime.model_file import write_atomically
 
 from .database import SCHEMA_VERSION, Database, DatabaseError, Record, Workload
 

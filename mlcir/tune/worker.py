@@ -4,12 +4,13 @@ Each reads one JSON request per line on stdin and answers one JSON line on stdou
 tuner can give it a time-out, kill it, and start another: a candidate that crashes the process
 (LLVM is an assertions build) or hangs costs one worker, not the search.
 
-- ``build``: replay a trace on its kernel, compute the cost-model features, lower with the
-  target's pipeline and link a shared library (for cuda: kernels to PTX/cubin, host code
-  linked with the MLIR CUDA runtime; no GPU needed).
-- ``run``: load a shared library, run it once on the workload's inputs, compare the outputs with
-  the reference outputs, then time it (for cuda, only where the driver and a GPU are found;
-  otherwise the candidate fails with "no CUDA driver: libcuda.so.1 not found").
+- ``build``: replay a trace on its kernel, compute the cost-model features, and let the
+  target's backend lower it and link a shared library (``build_candidate``; for cuda, no GPU
+  needed).
+- ``run``: let the target's backend load a shared library (``open_candidate``; for cuda, only
+  where the driver and a GPU are found, otherwise the candidate fails with "no CUDA driver:
+  libcuda.so.1 not found"), run it once on the workload's inputs, compare the outputs with the
+  reference outputs, then time it.
 """
 
 from __future__ import annotations
@@ -38,10 +39,9 @@ def _inject_fault(role: str, key: str) -> None:
 
 def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     from mlcir.ir import make_context, parse
-    from mlcir.passes import run_pipeline
-    from mlcir.runtime.aot import compile_shared_object
     from mlcir.schedule import Schedule, Trace
     from mlcir.target import Target
+    from mlcir.targets import backend_for
 
     from .features import extract
 
@@ -63,14 +63,7 @@ def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
         features = extract(sch)
         scheduled = sch.mod
         target = Target.parse(request["target"])
-        if target.kind == "cuda":
-            from mlcir.runtime.cuda import compile_cuda, compile_cuda_shared_object
-
-            compile_cuda(scheduled, target)  # kernels to PTX/cubin: no GPU needed
-            compile_cuda_shared_object(scheduled, request["out"])
-        else:
-            run_pipeline(scheduled, f"mlcir-cpu{{threads={target.threads}}}")
-            compile_shared_object(scheduled, request["out"], opt_level=target.opt_level)
+        backend_for(target).build_candidate(scheduled, target, request["out"])
     return {"ok": True, "so": request["out"], "features": features,
             "build_secs": time.perf_counter() - start}
 
@@ -78,11 +71,14 @@ def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
 def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
-    from mlcir.runtime.aot import SharedObject
-    from mlcir.runtime.evaluator import measure
-    from mlcir.runtime.executable import Function, Signature
+    from mlcir.errors import CudaDriverError
+    from mlcir.runtime.evaluator import time_calls
+    from mlcir.runtime.executable import Function
     from mlcir.runtime.library import CallbackErrors
     from mlcir.runtime.memref import aligned_array
+    from mlcir.runtime.signature import Signature
+    from mlcir.target import Target
+    from mlcir.targets import backend_for
 
     _inject_fault("run", request.get("key", ""))
     data_path = request["data"]
@@ -99,17 +95,11 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
         from mlcir.runtime.threads import set_num_threads
 
         set_num_threads(threads)
-    if request.get("cuda"):
-        from mlcir.runtime.cuda import CudaSharedObject, driver_problem
-
-        problem = driver_problem()  # before loading: the library needs libcuda.so.1
-        if problem is not None:
-            return {"ok": False, "error": problem.summary}
-        lib = CudaSharedObject(request["so"])
-        raw = lib.packed(signature.name, len(signature.args) + len(signature.results))
-    else:
-        lib = SharedObject(request["so"])
-        raw = lib.packed(signature.name)
+    try:
+        lib, raw = backend_for(Target.parse(request["target"])).open_candidate(request["so"],
+                                                                               signature)
+    except CudaDriverError as error:  # no driver or GPU here: the candidate cannot run
+        return {"ok": False, "error": str(error)}
     fn = Function(signature, raw, CallbackErrors(), lib)
     call, outputs = fn.prepare(*inputs)
     start = time.perf_counter()
@@ -123,7 +113,7 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
                                           f"(max relative error {err:.3g})"}
     min_ms = float(request.get("min_repeat_ms", 20.0))
     number = max(1, min(1000, int(math.ceil(min_ms / 1e3 / max(first, 1e-7)))))
-    result = measure(call, number=number, repeat=int(request.get("repeat", 3)), warmup=1)
+    result = time_calls(call, number=number, repeat=int(request.get("repeat", 3)), warmup=1)
     return {"ok": True, "run_secs": list(result.results)}
 
 

@@ -1,9 +1,11 @@
 """The default design space of CUDA targets: thread-block tiles, threads, shared memory,
 per-thread register tiles (vector loads), unroll.
 
-``default_space("cuda ...")`` returns :func:`gpu_space`. Per kernel:
+``default_space("cuda ...")`` returns :func:`gpu_space` (the cuda backend's design space). Per
+kernel:
 
-1. **Inline** elementwise blocks into their consumers, as on the CPU (space.py).
+1. **Inline** elementwise blocks into their consumers, the rule shared with the CPU
+   (mlcir/targets/space_rules.py).
 2. **Blocks with a reduction** (matmul, convolution, row reductions), the GPU form of
    multi-level tiling: the innermost spatial dim (``x``) and the next one (``y``) are each split
    into ``[block, thread, register]``: the register tile (1, 2 or 4 elements: vector loads),
@@ -39,7 +41,7 @@ from mlcir.schedule import Schedule
 from mlcir.schedule.state import REDUCTION, SPATIAL, Block
 from mlcir.target import Target
 
-from .space import SpaceFn, _blocks, _elementwise, _inline, _try
+from ..space_rules import SpaceFn, attempt, blocks, elementwise, inline_elementwise
 
 MAX_THREADS = 1024
 GRID_YZ = 65535
@@ -135,7 +137,7 @@ def _tile_reduction(sch: Schedule, block: Block) -> None:
     plain = all(None not in op.map_results for op in block.operands)
     if plain and any(sch.get(r).extent > 1 for r in registers) and \
             sch.get(_uniform(sch, [0, 1])) == 1:
-        _try(lambda: sch.vectorize(registers[0]))
+        attempt(lambda: sch.vectorize(registers[0]))
     if r_inner:
         factor = _uniform(sch, UNROLL_FACTORS)
         if sch.get(factor) > 1 and sch.get(r_inner[-1]).extent > 1:
@@ -168,22 +170,21 @@ def _tile_elementwise(sch: Schedule, block: Block) -> None:
         sch.bind(loop, axis)
     sch.bind(xt, "threadIdx.x")
     if sch.get(vector) > 1:
-        _try(lambda: sch.vectorize(xv))
+        attempt(lambda: sch.vectorize(xv))
 
 
-def gpu_space(target: Target | str = "cuda") -> SpaceFn:
+def gpu_space(target: Target) -> SpaceFn:
     """The default CUDA design space (see the module docstring)."""
-    target = Target.parse(target)
 
     def space(sch: Schedule) -> None:
         for func in sorted({f for (f, _) in sch.state.blocks}):
-            _inline(sch, func)
-            for block in _blocks(sch, func):
+            inline_elementwise(sch, func)
+            for block in blocks(sch, func):
                 if block.attach is not None or block.origin:
                     continue
                 if REDUCTION in block.kinds and block.op_name != "linalg.fill":
                     _tile_reduction(sch, block)
-                elif _elementwise(block):
+                elif elementwise(block):
                     _tile_elementwise(sch, block)
 
     space.__name__ = f"gpu_space[{target}]"

@@ -1,0 +1,101 @@
+"""Backends: one object per target kind owns everything that differs by target.
+
+:func:`backend_for` finds a target's backend by its kind; nothing else in mlcir branches on
+the kind. A backend compiles a prepared module to an executable or to a saved model, loads a
+saved model, makes the library an executable is saved with, gives the tuner its design space,
+and builds and opens the tuner's candidates. Adding a target is one new module whose backend
+is listed in ``_BACKENDS``.
+
+    llvm  mlcir.targets.cpu   the host CPU through LLVM, the ExecutionEngine's JIT
+    cuda  mlcir.targets.cuda  gpu/nvvm kernels as PTX/cubin, the MLIR CUDA runtime
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from mlir import ir
+
+from mlcir.errors import TargetError
+from mlcir.runtime.compile import PreparedModule, as_module, prepare
+from mlcir.runtime.executable import Executable
+from mlcir.runtime.model_file import CompiledLibrary, SavedModel
+from mlcir.runtime.saving import register_library_maker
+from mlcir.runtime.signature import Signature
+from mlcir.target import Target
+
+from .cpu import CpuBackend
+from .cuda import CudaBackend
+from .space_rules import SpaceFn
+
+
+class Backend(Protocol):
+    """What differs by target kind (see the module docstring)."""
+
+    kind: str
+
+    def compile(self, prepared: PreparedModule, target: Target, *,
+                pipeline: str | None = None, keep: Any = None) -> Executable:
+        """Lower ``prepared.work`` in place (with ``pipeline`` instead of the target's when
+        given) and return an executable; ``keep`` lives as long as it."""
+
+    def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
+                        pipeline: str | None = None, keep: Any = None) -> SavedModel:
+        """Lower ``prepared.work`` in place and write the saved model ``path``."""
+
+    def saved_library(self, executable: Executable) -> CompiledLibrary:
+        """The shared library ``executable`` is saved with (``Executable.save``)."""
+
+    def load(self, path: Path, target: Target, meta: dict[str, Any],
+             library: bytes) -> Executable:
+        """The executable of a saved model whose file was checked (``metadata.json`` and the
+        library's bytes, :func:`mlcir.runtime.model_file.read_library`)."""
+
+    def design_space(self, target: Target) -> SpaceFn:
+        """The default design space of the tuner."""
+
+    def build_candidate(self, scheduled: ir.Module, target: Target, out_path: str) -> None:
+        """The tuner's builder: lower a scheduled kernel (in place) into the shared library
+        ``out_path``."""
+
+    def open_candidate(self, so_path: str,
+                       signature: Signature) -> tuple[Any, Callable[[Any], None]]:
+        """The tuner's runner: load a candidate's library; returns it (to keep alive) and its
+        function in the packed calling convention. Raises
+        :class:`~mlcir.errors.CudaDriverError` (one line: why) where it cannot run here."""
+
+    def runner_threads(self, target: Target) -> int:
+        """The threads the tuner's runner uses while it times a candidate."""
+
+
+def _registry(*backends: Backend) -> dict[str, Backend]:
+    """The backends by kind, each registered as the way its kind's executables are saved (the
+    runtime, below this layer, cannot import them)."""
+    for backend in backends:
+        register_library_maker(backend.kind, backend.saved_library)
+    return {backend.kind: backend for backend in backends}
+
+
+_BACKENDS = _registry(CpuBackend(), CudaBackend())
+
+
+def backend_for(target: Target) -> Backend:
+    """The backend of ``target``'s kind."""
+    try:
+        return _BACKENDS[target.kind]
+    except KeyError:
+        raise TargetError(f"no backend for target kind '{target.kind}'; known: "
+                          f"{', '.join(_BACKENDS)}") from None
+
+
+def compile_module(mod: Any, target: "Target | str" = "llvm", *,
+                   pipeline: str | None = None) -> Executable:
+    """Compile ``mod`` (graph or loop level, or plain upstream MLIR; no tuning records) for
+    ``target``: what the tuner builds its reference kernels with."""
+    target = Target.parse(target)
+    module = as_module(mod)
+    return backend_for(target).compile(prepare(module), target, pipeline=pipeline, keep=module)
+
+
+__all__ = ["Backend", "SpaceFn", "backend_for", "compile_module"]

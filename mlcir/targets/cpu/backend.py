@@ -1,0 +1,119 @@
+"""The ``llvm`` backend: the host CPU through LLVM, JIT-compiled by the MLIR ExecutionEngine.
+
+Compiling runs the ``mlcir-cpu`` pipeline and JITs the result; saving links the code the JIT
+compiled into a shared library (:mod:`mlcir.runtime.aot`, with the shim that binds library
+functions); loading binds the registered library functions to it again. The tuner's builder
+links the same kind of library, and its runner loads it with ctypes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from mlir import ir
+
+from mlcir.errors import BuildError, LoadError
+from mlcir.passes import run_pipeline
+from mlcir.runtime.aot import SharedObject, compile_shared_object, link_shared_object
+from mlcir.runtime.compile import PreparedModule
+from mlcir.runtime.executable import Executable
+from mlcir.runtime.jit import create_engine
+from mlcir.runtime.library import CallbackErrors, make_callback
+from mlcir.runtime.model_file import (LIBRARY, METADATA, CompiledLibrary, SavedModel,
+                                      cpu_features, metadata, model_library_functions,
+                                      model_signatures, write_model)
+from mlcir.runtime.signature import Signature
+from mlcir.target import Target
+
+from ..space_rules import SpaceFn
+from .space import cpu_space
+
+
+def cpu_pipeline(target: Target) -> str:
+    """The codegen pipeline of ``target``."""
+    return f"mlcir-cpu{{threads={target.threads}}}"
+
+
+class CpuBackend:
+    """The host CPU (its vector extensions), single- or multi-threaded."""
+
+    kind = "llvm"
+
+    def compile(self, prepared: PreparedModule, target: Target, *,
+                pipeline: str | None = None, keep: Any = None) -> Executable:
+        """Run the target's pipeline (or ``pipeline``) on ``prepared.work`` in place and JIT
+        it; ``keep`` (the source module) lives as long as the executable."""
+        work, sigs, libs = prepared
+        with work.context:
+            run_pipeline(work, pipeline or cpu_pipeline(target))
+            errors = CallbackErrors()
+            engine, callbacks = create_engine(work, opt_level=target.opt_level, libraries=libs,
+                                              errors=errors)
+        return Executable(sigs, engine, target, errors, keep_alive=[callbacks, work, keep],
+                          libraries=libs, lowered=work)
+
+    def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
+                        pipeline: str | None = None, keep: Any = None) -> SavedModel:
+        """The JIT's code written as a saved model: exactly :meth:`compile` followed by
+        :meth:`Executable.save`."""
+        executable = self.compile(prepared, target, pipeline=pipeline, keep=keep)
+        library = self.saved_library(executable)
+        meta = metadata(prepared.signatures, prepared.libraries, target, library)
+        write_model(path, meta, library.data)
+        return SavedModel(path, meta, prepared.signatures, executable.lowered)
+
+    def saved_library(self, executable: Executable) -> CompiledLibrary:
+        """The code the JIT compiled, linked into a shared library with the shim that binds
+        library functions; it needs this CPU's vector extensions."""
+        symbols = [(symbol, len(specs)) for symbol, (_, specs) in executable.libraries.items()]
+        with tempfile.TemporaryDirectory(prefix="mlcir-save-") as tmp:
+            path = link_shared_object(executable.engine, Path(tmp) / LIBRARY,
+                                      library_symbols=symbols,
+                                      function=next(iter(executable.signatures)))
+            return CompiledLibrary(path.read_bytes(), cpu_features())
+
+    def load(self, path: Path, target: Target, meta: dict[str, Any],
+             library: bytes) -> Executable:
+        """A checked model's library loaded with ctypes, its library functions bound."""
+        sigs = model_signatures(path, meta)
+        libs = model_library_functions(path, meta)
+        errors = CallbackErrors()
+        callbacks = {symbol: make_callback(name, specs, errors)
+                     for symbol, (name, specs) in libs.items()}
+        # ctypes needs a file to load; once loaded, the file is not needed any more.
+        with tempfile.TemporaryDirectory(prefix="mlcir-load-") as tmp:
+            so_path = Path(tmp) / LIBRARY
+            so_path.write_bytes(library)
+            try:
+                lib = SharedObject(so_path)
+                if sorted(lib.library_symbols()) != sorted(libs):
+                    raise LoadError(f"{path}: {LIBRARY} binds library symbols "
+                                    f"{lib.library_symbols()}, {METADATA} lists {sorted(libs)}")
+                lib.bind_library(callbacks)
+                for name in sigs:
+                    lib.packed(name)
+            except BuildError as error:
+                raise LoadError(f"{path}: {error}") from None
+        return Executable(sigs, lib, target, errors, keep_alive=[callbacks, lib],
+                          libraries=libs, shared_library=library, saved_metadata=meta)
+
+    def design_space(self, target: Target) -> SpaceFn:
+        return cpu_space(target)
+
+    def build_candidate(self, scheduled: ir.Module, target: Target, out_path: str) -> None:
+        """Lower with the target's pipeline and link a shared library."""
+        run_pipeline(scheduled, cpu_pipeline(target))
+        compile_shared_object(scheduled, out_path, opt_level=target.opt_level)
+
+    def open_candidate(self, so_path: str,
+                       signature: Signature) -> tuple[Any, Callable[[Any], None]]:
+        """The candidate's library and its packed function."""
+        lib = SharedObject(so_path)
+        return lib, lib.packed(signature.name)
+
+    def runner_threads(self, target: Target) -> int:
+        """The target's threads, else every core."""
+        return target.threads if target.threads > 0 else (os.cpu_count() or 1)

@@ -1,0 +1,286 @@
+"""The default design space of the CPU (``llvm``) target, built from the kernel's blocks
+(MetaSchedule's auto-scheduling rules, for a CPU with AVX-512):
+
+1. **Inline** elementwise blocks into their consumers when every consumer is elementwise or a
+   ``linalg.generic`` (a reduction such as softmax's sum), not a named contraction or
+   convolution (``compute_inline``).
+2. **Multi-level tiling** of each block with a reduction ("SRSRS"): the two vector dimensions
+   (the last two spatial dims; an NCHW convolution's or pooling's (output) channels and width)
+   are split in three
+   levels ``[outer, middle, register]``, other spatial dims in two, reduction dims in two; the
+   loops are ordered ``S-outer R-outer S-middle R-inner S-register``; the register tile is
+   vectorized (the reduction steps one at a time around it, so the accumulators stay in
+   registers); the innermost reduction loop is unrolled by a sampled factor; the outer spatial
+   loops are fused and run in parallel when the target has several threads; the init is
+   computed per outer tile (``decompose_reduction``).
+3. **Epilogues**: an elementwise consumer of a tiled block is computed right after each outer
+   tile (``reverse_compute_at``) and vectorized.
+4. **Elementwise blocks** left: the innermost dimension is split by a sampled vector width and
+   vectorized, the outer loop parallel.
+
+Blocks the vectorizer cannot take (an operand read through an expression such as ``oh + kh``,
+other than the NCHW convolution and pooling it decomposes: a grouped convolution as a generic)
+are tiled the same way but not vectorized.
+
+Every sampled value is a decision in the trace, so the space is searched by mutating them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import linalg
+
+from mlcir.dialects.loop import BLOCK_ATTR, linalg_ops
+from mlcir.schedule import Schedule
+from mlcir.schedule.trace import ExprRV
+from mlcir.schedule.state import (DECOMPOSABLE_WINDOWS, REDUCTION, SPATIAL, Block,
+                                  folds_to_plain_dims)
+from mlcir.target import Target
+
+from ..space_rules import SpaceFn, attempt, blocks, consumers, elementwise, inline_elementwise
+
+UNROLL_FACTORS = [1, 2, 4, 8]
+VECTOR_WIDTHS = [4, 8, 16, 32, 64]
+REGISTER_ROWS_MAX = 8      # rows of the register tile (AVX-512: 32 zmm registers)
+VECTOR_COLUMNS_MAX = 64    # columns of the register tile (4 zmm of f32)
+CACHE_REDUCTION_MAX = 256  # the reduction tile around the register tile
+VECTOR_ELEMENTS_MAX = 512  # a vectorized transpose tile
+
+
+def _vector_dims(block: Block) -> list[int]:
+    spatial = [d for d, k in enumerate(block.kinds) if k == SPATIAL and (block.extents[d] or 0) > 1]
+    out = next((op for op in block.operands if op.is_init), None)
+    if block.window and out is not None and len(out.terms) == 4 and \
+            all(form is not None for form in out.terms):
+        # An NCHW convolution or pooling (named, or a grouped convolution's generic): output
+        # channels (the innermost dim they are counted by) x output width, a 1-D window per
+        # tile, folded or decomposed to what the vectorizer takes.
+        channels = [d for d in out.terms[1][0] if d in spatial]
+        width = [d for d in out.terms[3][0] if d in spatial]
+        return sorted(([max(channels)] if channels else []) + width[:1])
+    return spatial[-2:]
+
+
+def _tile_reductions(block: Block) -> list[int]:
+    """Reduction dims read whole inside the register tile: in a window block, those that
+    index an operand's innermost dim and are alone wherever they index (the phase ``kr`` of a
+    strided pooling read through ``[.., W/s, s]``, docs/graph-ops.md): in the tile, the
+    input row is read contiguously and deinterleaved in registers."""
+    if not block.window or any(f is None for op in block.operands for f in op.terms):
+        return []
+    found = []
+    for dim, kind in enumerate(block.kinds):
+        if kind != REDUCTION:
+            continue
+        uses = [(i == len(op.terms) - 1, form[0]) for op in block.operands
+                for i, form in enumerate(op.terms) if dim in form[0]]
+        if uses and all(terms == {dim: 1} for _, terms in uses) and \
+                any(innermost for innermost, _ in uses):
+            found.append(dim)
+    return found
+
+
+def _vectorizable(sch: Schedule, block: Block) -> bool:
+    """Whether MLIR's vectorizer takes tiles of ``block``: every operand read with plain dims
+    (or a broadcast 0), a convolution/pooling it decomposes, or a window generic (the strided
+    pooling's) whose register tile reads plain dims once its unit dims are gone; not the
+    grouped convolution's, whose input channel is a floordiv."""
+    if block.origin or block.op_name.startswith(DECOMPOSABLE_WINDOWS):
+        return True
+    if block.window:
+        return folds_to_plain_dims(block, _vector_dims(block))
+    op = _original_op(sch, block)
+    if op is None:
+        return True
+    for attr in linalg.get_indexing_maps(op):
+        for expr in ir.AffineMapAttr(attr).value.results:
+            if not (isinstance(expr, ir.AffineDimExpr) or
+                    (isinstance(expr, ir.AffineConstantExpr) and expr.value == 0)):
+                return False
+    return True
+
+
+def _original_op(sch: Schedule, block: Block) -> ir.Operation | None:
+    for fn in sch.original.body.operations:
+        if fn.operation.name == "func.func" and \
+                ir.StringAttr(fn.attributes["sym_name"]).value == block.func:
+            for op in linalg_ops(fn.operation):
+                if BLOCK_ATTR in op.attributes and \
+                        ir.StringAttr(op.attributes[BLOCK_ATTR]).value == block.name:
+                    return op
+    return None
+
+
+@dataclass
+class _Tiling:
+    """The sampled decisions of a tiled block, for blocks that accumulate into its result."""
+
+    kinds: list[str]
+    extents: list[int | None]
+    factors: list[list[ExprRV]]
+    order: ExprRV | None = None
+    unroll: ExprRV | None = None
+
+
+def _tile_reduction(sch: Schedule, block: Block, threads: int,
+                    tilings: dict[str, _Tiling]) -> object | None:
+    """Multi-level tiling of a block with reduction dims; returns the loop epilogues attach to.
+
+    A block accumulating into the result of a block tiled before with the same loops (the
+    phases of a strided window, docs/graph-ops.md) reuses its decisions where the extents
+    agree: one tiling to search instead of one per phase, and tiles that line up."""
+    rv = sch.get_block(block.name, block.func)
+    loops = sch.get_loops(rv)
+    vec = _vector_dims(block)
+    like = next((tilings[op.producer] for op in block.operands
+                 if op.is_init and op.producer in tilings
+                 and tilings[op.producer].kinds == block.kinds), None)
+    mine = _Tiling(block.kinds, block.extents, [])
+    tilings[block.name] = mine
+
+    def sample(dim: int, loop: object, n: int, cap: int) -> list[ExprRV]:
+        if like is not None and like.extents[dim] == block.extents[dim] and like.factors[dim]:
+            factors = like.factors[dim]
+        else:
+            factors = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=cap)
+        mine.factors.append(factors)
+        return factors
+
+    in_tile = _tile_reductions(block)
+    s_outer, s_mid, s_reg, r_outer, r_inner, r_tile = [], [], [], [], [], []
+    for dim, (loop, kind) in enumerate(zip(loops, block.kinds)):
+        extent = block.extents[dim] or 1
+        if dim in in_tile:
+            r_tile.append(loop)
+            mine.factors.append([])
+        elif kind == REDUCTION:
+            factors = sample(dim, loop, 2, CACHE_REDUCTION_MAX)
+            outer, inner = sch.split(loop, factors)
+            r_outer.append(outer)
+            r_inner.append(inner)
+        elif dim in vec and extent > 1:
+            cap = VECTOR_COLUMNS_MAX if dim == vec[-1] else REGISTER_ROWS_MAX
+            factors = sample(dim, loop, 3, cap)
+            a, b, c = sch.split(loop, factors)
+            s_outer.append(a)
+            s_mid.append(b)
+            s_reg.append(c)
+        else:
+            factors = sample(dim, loop, 2, 16)
+            a, b = sch.split(loop, factors)
+            s_outer.append(a)
+            s_mid.append(b)
+    reduction_first = False
+    if threads == 1 and r_outer and s_outer:
+        order = like.order if like is not None and like.order is not None else \
+            sch.sample_categorical([0, 1], [0.5, 0.5])
+        mine.order = order
+        reduction_first = sch.get(order) == 1
+    if reduction_first:
+        sch.reorder(*r_outer, *s_outer, *s_mid, *r_inner, *s_reg, *r_tile)
+    else:
+        sch.reorder(*s_outer, *r_outer, *s_mid, *r_inner, *s_reg, *r_tile)
+    if s_reg and _vectorizable(sch, block):
+        sch.vectorize(s_reg[0])
+    if r_inner:
+        factor = like.unroll if like is not None and like.unroll is not None else \
+            sch.sample_categorical(UNROLL_FACTORS, [1.0] * len(UNROLL_FACTORS))
+        mine.unroll = factor
+        if sch.get(factor) > 1:
+            sch.unroll(r_inner[-1], factor=factor)
+    attach = s_outer[-1] if s_outer else None
+    if threads > 1 and len(s_outer) > 1:
+        attach = sch.fuse(*s_outer)
+        s_outer = [attach]
+    if threads > 1 and s_outer and sch.get(s_outer[0]).extent > 1:
+        sch.parallel(s_outer[0])
+    if r_outer and not reduction_first:
+        attempt(lambda: sch.decompose_reduction(rv, r_outer[0]))
+    return None if reduction_first else attach
+
+
+def _epilogues(sch: Schedule, block: Block, attach: object) -> None:
+    for consumer in consumers(sch, block):
+        if not elementwise(consumer):
+            continue
+        crv = sch.get_block(consumer.name, consumer.func)
+        if attempt(lambda: sch.reverse_compute_at(crv, attach)) and _vectorizable(sch, consumer):
+            loops = sch.get_loops(crv)
+            attempt(lambda: sch.vectorize(loops[-1]))
+
+
+def _tile_elementwise(sch: Schedule, block: Block, threads: int) -> None:
+    rv = sch.get_block(block.name, block.func)
+    loops = sch.get_loops(rv)
+    if not loops:
+        return
+    extent = block.extents[-1] or 1
+    widths = [w for w in VECTOR_WIDTHS if extent % w == 0]
+    first = _first_vector_dim(block)
+    vector_loop = None
+    tile_widths: list[int] = []
+    if first < len(loops) - 1 and None not in block.extents[first:] and \
+            _vectorizable(sch, block):
+        # A transpose (the deinterleave of a strided window): the operands' innermost dims
+        # differ, and reading and writing whole vectors needs all of them in the tile. Too
+        # large a tile (a weight transpose): the last dim only, as below.
+        between = math.prod(block.extents[first:-1])
+        tile_widths = [w for w in (widths or ([extent] if extent <= VECTOR_COLUMNS_MAX else []))
+                       if w * between <= VECTOR_ELEMENTS_MAX]
+    if tile_widths:
+        width = sch.sample_categorical(tile_widths, [1.0] * len(tile_widths))
+        outer, inner = sch.split(loops[-1], [None, width])
+        sch.reorder(*loops[:first], outer, *loops[first:-1], inner)
+        vector_loop = loops[first]
+        loops = loops[:first] + [outer]
+    elif widths and _vectorizable(sch, block):
+        width = sch.sample_categorical(widths, [1.0] * len(widths))
+        outer, inner = sch.split(loops[-1], [None, width])
+        loops = loops[:-1] + [outer, inner]
+        vector_loop = inner
+    if vector_loop is not None:
+        sch.vectorize(vector_loop)
+    if threads > 1 and len(loops) > 1 and loops[0] is not vector_loop and \
+            sch.get(loops[0]).extent > 1:
+        sch.parallel(loops[0])
+
+
+def _first_vector_dim(block: Block) -> int:
+    """The outermost of the innermost dims of the operands that span every dim: a vector
+    tile from there in reads and writes them in whole vectors (the last dim, except for a
+    transpose such as the deinterleave of a strided window)."""
+    rank = len(block.kinds)
+    inner = [op.map_results[-1] for op in block.operands
+             if None not in op.map_results and sorted(op.map_results) == list(range(rank))]
+    return min(inner + [rank - 1])
+
+
+def cpu_space(target: Target) -> SpaceFn:
+    """The default CPU design space (see the module docstring) for ``target``."""
+    threads = target.threads or 1
+
+    def space(sch: Schedule) -> None:
+        funcs = sorted({f for (f, _) in sch.state.blocks})
+        for func in funcs:
+            inline_elementwise(sch, func)
+            handled: set[str] = set()
+            tilings: dict[str, _Tiling] = {}
+            for block in blocks(sch, func):
+                if REDUCTION in block.kinds and block.op_name != "linalg.fill":
+                    attach = _tile_reduction(sch, block, threads, tilings)
+                    handled.add(block.name)
+                    if attach is not None:
+                        before = {b.name for b in blocks(sch, func) if b.attach}
+                        _epilogues(sch, block, attach)
+                        handled |= {b.name for b in blocks(sch, func) if b.attach} - before
+            for block in blocks(sch, func):
+                if block.name in handled or block.attach is not None:
+                    continue
+                if elementwise(block):
+                    attempt(lambda: _tile_elementwise(sch, block, threads))
+
+    space.__name__ = f"default_space[{target}]"
+    return space
