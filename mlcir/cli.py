@@ -296,16 +296,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     import mlcir
+    from mlcir.targets import backend_for
     from mlcir.tune.records_file import export_best_records
 
     target = parse_target(args.target)
-    if target.kind == "cuda":
-        # Every candidate is measured on the GPU: without one, fail now rather than record
-        # each candidate as failed.
-        from mlcir.targets.cuda import require_driver
-
-        require_driver(what="tuning for cuda", hint="Tuning measures candidates on the GPU; "
-                       "compiling (`mlcir compile --target cuda`) needs none")
+    # Without the hardware to measure on, fail now rather than record each candidate as failed.
+    backend_for(target).require_runner(target)
     if args.trials < 1:
         raise CliError(f"--trials must be at least 1, got {args.trials}")
     module = import_model(args.model, args.model_format, args.input_shapes)

@@ -68,6 +68,10 @@ class Backend(Protocol):
     def runner_threads(self, target: Target) -> int:
         """The threads the tuner's runner uses while it times a candidate."""
 
+    def require_runner(self, target: Target) -> None:
+        """Raise :class:`~mlcir.errors.CudaDriverError` naming what is missing for the tuner's
+        runner to measure candidates here (checked before a search starts)."""
+
 
 def _registry(*backends: Backend) -> dict[str, Backend]:
     """The backends by kind, each registered as the way its kind's executables are saved (the

@@ -117,3 +117,6 @@ class CpuBackend:
     def runner_threads(self, target: Target) -> int:
         """The target's threads, else every core."""
         return target.threads if target.threads > 0 else (os.cpu_count() or 1)
+
+    def require_runner(self, target: Target) -> None:
+        """The host CPU runs every candidate."""

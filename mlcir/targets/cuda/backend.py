@@ -150,3 +150,9 @@ class CudaBackend:
 
     def runner_threads(self, target: Target) -> int:
         return 1  # the host thread that launches the kernels
+
+    def require_runner(self, target: Target) -> None:
+        """Every candidate is measured on the GPU: the driver and a GPU must be here."""
+        require_driver(what=f"tuning for {target.kind}",
+                       hint="Tuning measures candidates on the GPU; compiling (`mlcir compile "
+                            "--target cuda`) needs none")
