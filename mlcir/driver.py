@@ -60,9 +60,8 @@ def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
     written (path, metadata, signatures, the lowered module).
     """
     target = Target.parse(target)
-    module, prepared = _prepare(mod, target, records)
-    return backend_for(target).compile_to_file(prepared, target, Path(path), pipeline=pipeline,
-                                               keep=module)
+    _, prepared = _prepare(mod, target, records)
+    return backend_for(target).compile_to_file(prepared, target, Path(path), pipeline=pipeline)
 
 
 def load(path: "str | os.PathLike[str]") -> Executable:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mlcir.errors import RuntimeInputError
+from mlcir.target import Target
 
 from .library import CallbackErrors
 from .memref import aligned_empty, descriptor
@@ -162,7 +163,7 @@ class Executable:
 
     signatures: dict[str, Signature]
     engine: Any
-    target: Any
+    target: Target
     errors: CallbackErrors = field(default_factory=CallbackErrors)
     keep_alive: list[Any] = field(default_factory=list)
     libraries: dict[str, tuple[str, list[tuple[int, np.dtype]]]] = field(default_factory=dict)

@@ -41,7 +41,7 @@ class Backend(Protocol):
         given) and return an executable; ``keep`` lives as long as it."""
 
     def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
-                        pipeline: str | None = None, keep: Any = None) -> SavedModel:
+                        pipeline: str | None = None) -> SavedModel:
         """Lower ``prepared.work`` in place and write the saved model ``path``."""
 
     def saved_library(self, executable: Executable) -> CompiledLibrary:

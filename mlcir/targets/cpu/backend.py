@@ -56,10 +56,10 @@ class CpuBackend:
                           libraries=libs, lowered=work)
 
     def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
-                        pipeline: str | None = None, keep: Any = None) -> SavedModel:
+                        pipeline: str | None = None) -> SavedModel:
         """The JIT's code written as a saved model: exactly :meth:`compile` followed by
         :meth:`Executable.save`."""
-        executable = self.compile(prepared, target, pipeline=pipeline, keep=keep)
+        executable = self.compile(prepared, target, pipeline=pipeline)
         library = self.saved_library(executable)
         meta = metadata(prepared.signatures, prepared.libraries, target, library)
         write_model(path, meta, library.data)

@@ -77,9 +77,9 @@ class CudaBackend:
                           lowered=work)
 
     def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
-                        pipeline: str | None = None, keep: Any = None) -> SavedModel:
+                        pipeline: str | None = None) -> SavedModel:
         """Lower ``prepared.work`` in place and compile it into a saved model, with no JIT and
-        no driver (``keep`` is unused: nothing outlives the call)."""
+        no driver."""
         work, sigs, libs = prepared
         refuse_libraries(libs)
         compile_cuda(work, target, pipeline)
