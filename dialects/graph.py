@@ -21,6 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from mlir import ir
 from mlir.dialects import func, tensor
 
+from .dtypes import numpy_dtype
 from .opdef import AttrDef, OpDef, ShapeError, TensorSpec, irdl_dialect
 
 DIALECT = "graph"
@@ -445,17 +446,6 @@ def _take(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
 
 # ----------------------------------------------------------------------------------------------
 # Their numpy semantics (``evaluate``)
-
-_NUMPY_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
-                 "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
-
-
-def numpy_dtype(t: ir.Type | str) -> np.dtype:
-    key = str(t)
-    if key not in _NUMPY_DTYPES:
-        raise ShapeError(f"element type {key} has no numpy equivalent")
-    return np.dtype(_NUMPY_DTYPES[key])
-
 
 def _np_clip(x: np.ndarray, min: float, max: float) -> np.ndarray:  # noqa: A002 - attr names
     if np.issubdtype(x.dtype, np.integer):

@@ -21,7 +21,7 @@ from mlir import ir
 
 from mlcir.dialects import ALL_OPS
 from mlcir.dialects.loop import KERNEL_ATTR
-from mlcir.dtypes import numpy_dtype
+from mlcir.dialects.dtypes import numpy_dtype
 
 from .constants import constant_array, make_constant
 from .graph_to_loop import functions

@@ -26,7 +26,7 @@ from mlcir.errors import PassError
 
 class ModulePass:
     """Base of mlcir passes: they run on the top-level module (MLIR runs Python passes only
-    at the top level, see ../shared MLIR notes); options are dataclass fields."""
+    at the top level, see docs/decisions.md, "Passes"); options are dataclass fields."""
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
@@ -335,7 +335,7 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str, **kwargs: Any)
     try:
         pm.run(op)
     except ir.MLIRError as error:
-        from mlcir.ir import _diagnostics_of, render_diagnostics
+        from mlcir.ir import diagnostics_of, render_diagnostics
 
-        diags = _diagnostics_of(error)
+        diags = diagnostics_of(error)
         raise PassError(f"pipeline failed: {render_diagnostics(diags) or error}") from None

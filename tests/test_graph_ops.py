@@ -20,7 +20,7 @@ import mlcir
 from mlcir.dialects import graph
 from mlcir.dialects.opdef import ShapeError
 from mlcir.passes import run_pipeline
-from mlcir.dtypes import mlir_element_type
+from mlcir.dialects.dtypes import mlir_element_type
 from mlcir.testing.graph_kernels import build_graph_function
 
 RNG = np.random.default_rng(0)

@@ -19,7 +19,7 @@ from mlcir.passes.dispatch_library import DispatchRule, dispatch_library, regist
 from mlcir.passes.fold_constants import fold_constants
 from mlcir.passes.patterns import is_op, wildcard
 from mlcir.runtime import register_func
-from mlcir.dtypes import mlir_element_type
+from mlcir.dialects.dtypes import mlir_element_type
 from mlcir.testing import mlp
 
 

@@ -11,7 +11,7 @@ from mlir.dialects import math as mathd
 
 from mlcir.errors import LoweringError
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 # op name -> scalar payload

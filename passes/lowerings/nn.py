@@ -35,11 +35,12 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from mlcir.dialects.graph import numpy_dtype, pool_divisors
+from mlcir.dialects.dtypes import numpy_dtype
+from mlcir.dialects.graph import pool_divisors
 from mlcir.dialects.loop import tag_block
 from mlcir.errors import LoweringError
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 

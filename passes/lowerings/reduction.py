@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mathd
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 Combine = Callable[[ir.Value, ir.Value], ir.Value]

@@ -24,7 +24,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from mlcir.dialects.loop import tag_block
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 
