@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
+from pathlib import Path
+
 import pytest
 from mlir import ir
 from mlir.dialects import func
@@ -51,6 +55,32 @@ def test_builders_reject_bad_operands_naming_the_op(ctx):
                 graph.build("relu", [a, a])
             with pytest.raises(ShapeError, match=r"missing attributes \['axes'\]"):
                 graph.permute_dims(a)
+
+
+def _builders_in_source() -> dict[str, str]:
+    """Functions of dialects/graph.py whose body ends ``return _build("<op>", ...)``: the
+    function's name -> the op it builds."""
+    tree = ast.parse(Path(inspect.getsourcefile(graph)).read_text())
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and isinstance(node.body[-1], ast.Return):
+            call = node.body[-1].value
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                    and call.func.id == "_build" and isinstance(call.args[0], ast.Constant)):
+                found[node.name] = call.args[0].value
+    return found
+
+
+def test_every_op_has_an_explicit_builder_of_its_name_and_vice_versa():
+    builders = _builders_in_source()
+    assert sorted(builders) == sorted(graph.OPS), "ops without a builder or builders without an op"
+    for name, opdef in graph.OPS.items():
+        assert builders[name] == name, f"graph.{name} builds graph.{builders[name]}"
+        params = inspect.signature(getattr(graph, name)).parameters
+        positional = [p for p, v in params.items() if v.kind is v.POSITIONAL_OR_KEYWORD]
+        keyword = [p for p, v in params.items() if v.kind is v.KEYWORD_ONLY]
+        assert positional == list(opdef.operands), name
+        assert keyword == [a.name for a in opdef.attrs] + ["loc"], name
 
 
 def test_parse_errors_carry_file_line_col(ctx):
