@@ -68,15 +68,15 @@ def _same_element_type(specs: list[TensorSpec]) -> ir.Type:
     return specs[0].element_type
 
 
-def _unary(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+def _unary(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
     return [specs[0]]
 
 
-def _broadcasting(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+def _broadcasting(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
     return [TensorSpec(broadcast_shapes(*(s.shape for s in specs)), _same_element_type(specs))]
 
 
-def _same_shape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+def _same_shape(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
     elem = _same_element_type(specs)
     first = specs[0].shape
     for s in specs[1:]:
@@ -87,7 +87,7 @@ def _same_shape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSp
     return [TensorSpec(first, elem)]
 
 
-def _matmul(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+def _matmul(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
     """numpy.matmul: 1-D operands are promoted, leading (batch) dims broadcast."""
     lhs, rhs = specs
     elem = _same_element_type(specs)
@@ -171,7 +171,7 @@ def _axes(axes: Sequence[int], rank: int) -> None:
         raise ShapeError(f"axes {list(axes)} must be sorted and unique")
 
 
-def _leaky_relu_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+def _leaky_relu_check(specs: list[TensorSpec], _attrs: dict[str, Any]) -> None:
     _require_float(specs[0])
 
 
@@ -256,7 +256,7 @@ def _window_attrs(attrs: dict[str, Any]) -> None:
     _all_at_least(attrs, "dilation", 2, 1)
 
 
-def _conv2d_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+def _conv2d_check(_specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
     _window_attrs(attrs)
     if attrs["groups"] < 1:
         raise ShapeError(f"groups must be positive, got {attrs['groups']}")
@@ -285,7 +285,7 @@ def _conv2d(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     return [TensorSpec((n, o, oh, ow), elem)]
 
 
-def _pool_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+def _pool_check(_specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
     kernel = _all_at_least(attrs, "kernel", 2, 1)
     _window_attrs(attrs)
     _flag(attrs, "ceil_mode")

@@ -20,7 +20,7 @@ from .driver import build, compile  # noqa: A004 (tvm.compile, torch.compile)
 from .runtime import Executable, register_func, time_evaluator
 from .runtime.saved import load
 from .schedule import Schedule, ScheduleError, Trace
-from . import tune  # noqa: E402  (mlcir.tune.tune_kernel, …; xgboost is imported lazily)
+from . import tune  # noqa: F401  (mlcir.tune.tune_kernel, …; xgboost is imported lazily)
 
 
 def __getattr__(name: str):

@@ -69,7 +69,7 @@ def dest_values(op: ir.Operation, inputs: Sequence[ir.Value], rule: Rule) -> lis
         if rule.dest_dims is not None:
             dims = rule.dest_dims(inputs, attrs, index)
         else:
-            dims = _elementwise_dims(op, inputs, shape)
+            dims = _elementwise_dims(inputs, shape)
         dyn = [d for d, s in zip(dims, shape) if s is None]
         if len(dyn) != sum(s is None for s in shape) or any(d is None for d in dyn):
             raise LoweringError(located(op.location, f"'{op.name}' op cannot size its dynamic "
@@ -78,7 +78,7 @@ def dest_values(op: ir.Operation, inputs: Sequence[ir.Value], rule: Rule) -> lis
     return dests
 
 
-def _elementwise_dims(op: ir.Operation, inputs: Sequence[ir.Value],
+def _elementwise_dims(inputs: Sequence[ir.Value],
                       shape: list[int | None]) -> list[ir.Value | None]:
     dims: list[ir.Value | None] = []
     rank = len(shape)

@@ -321,7 +321,7 @@ def build_pass_manager(pipeline: str, ctx: ir.Context | None = None, *,
 
 
 def _runner(instance: ModulePass) -> Callable[[ir.Operation, Any], None]:
-    def run(op: ir.Operation, pass_: Any) -> None:
+    def run(op: ir.Operation, _pass: Any) -> None:  # MLIR calls it with the pass too
         with ir.Location.unknown(op.context):  # builders need a default location
             instance.run(op)
 

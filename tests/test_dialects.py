@@ -15,7 +15,7 @@ from mlcir.dialects import graph, irdl_sources, loop, write_irdl_files
 from mlcir.dialects.opdef import ShapeError
 
 
-def _fn(ctx, *types):
+def _fn(*types):
     module = ir.Module.create()
     with ir.InsertionPoint(module.body):
         fn = func.FuncOp("f", ir.FunctionType.get(list(types), []))
@@ -28,9 +28,10 @@ def t(*shape, elem="f32"):
                                     for d in shape], ir.Type.parse(elem))
 
 
-def test_builders_infer_result_types(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_builders_infer_result_types():
     with ir.Location.unknown():
-        _, block = _fn(ctx, t(2, 3, 4), t(4, 5), t(5), t(1, None))
+        _, block = _fn(t(2, 3, 4), t(4, 5), t(5), t(1, None))
         a, w, v, d = block.arguments
         with ir.InsertionPoint(block):
             mm = graph.matmul(a, w)
@@ -42,9 +43,10 @@ def test_builders_infer_result_types(ctx):
             assert str(graph.ewise_fma(v, v, v).type) == "tensor<5xf32>"
 
 
-def test_builders_reject_bad_operands_naming_the_op(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_builders_reject_bad_operands_naming_the_op():
     with ir.Location.unknown():
-        _, block = _fn(ctx, t(2, 3), t(4, 5), t(2, 3, elem="f16"))
+        _, block = _fn(t(2, 3), t(4, 5), t(2, 3, elem="f16"))
         a, w, h = block.arguments
         with ir.InsertionPoint(block):
             with pytest.raises(ShapeError, match="'graph.matmul': contracting dimensions differ"):
@@ -83,7 +85,8 @@ def test_every_op_has_an_explicit_builder_of_its_name_and_vice_versa():
         assert keyword == [a.name for a in opdef.attrs] + ["loc"], name
 
 
-def test_parse_errors_carry_file_line_col(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_parse_errors_carry_file_line_col():
     text = ("func.func @f(%a: tensor<4xf32>) -> tensor<5xf32> {\n"
             "  %0 = \"graph.relu\"(%a) : (tensor<4xf32>) -> tensor<5xf32>\n"
             "  return %0 : tensor<5xf32>\n}\n")
@@ -93,7 +96,8 @@ def test_parse_errors_carry_file_line_col(ctx):
     assert info.value.diagnostics[0][0] == "model.mlir:2:8"
 
 
-def test_derived_block_names_for_plain_linalg(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_derived_block_names_for_plain_linalg():
     module = mlcir.parse("""
     func.func @k(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
       %z = arith.constant 0.0 : f32

@@ -22,7 +22,8 @@ def test_pipeline_text_parses_with_or_without_anchor():
     assert [e.text() for e in parse_pipeline("graph-to-loop,cse")] == ["graph-to-loop", "cse"]
 
 
-def test_mixed_pipeline_runs_in_order(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_mixed_pipeline_runs_in_order():
     module = mlcir.parse(MODULE)
     run_pipeline(module, "graph-to-loop, func.func(canonicalize), cse")
     text = str(module)
@@ -30,7 +31,8 @@ def test_mixed_pipeline_runs_in_order(ctx):
     assert "call @matmul" in text and "linalg.matmul" in text
 
 
-def test_unknown_pass_lists_close_matches(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_unknown_pass_lists_close_matches():
     with pytest.raises(mlcir.PassError, match="unknown pass or pipeline 'canonicalise'; did you "
                                               "mean: canonicalize"):
         build_pass_manager("canonicalise")
@@ -38,7 +40,8 @@ def test_unknown_pass_lists_close_matches(ctx):
         build_pass_manager("graph-to-lop")
 
 
-def test_bad_options_are_named(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_bad_options_are_named():
     with pytest.raises(mlcir.PassError, match="pass 'graph-bind-params' has no option 'fil'"):
         build_pass_manager("graph-bind-params{fil=x.npz}")
     with pytest.raises(mlcir.PassError, match="pipeline 'mlcir-cpu' has no option 'thread'"):
@@ -47,7 +50,8 @@ def test_bad_options_are_named(ctx):
         build_pass_manager("canonicalize{nope=1}")
 
 
-def test_pass_failure_is_reported_with_the_op_location(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_pass_failure_is_reported_with_the_op_location():
     module = mlcir.parse("""
     func.func @f(%a: tensor<4xi32>) -> tensor<4xi32> {
       %0 = "graph.exp"(%a) : (tensor<4xi32>) -> tensor<4xi32>

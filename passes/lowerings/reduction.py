@@ -63,7 +63,7 @@ _COMBINE: dict[str, tuple[Callable[[ir.Type], ir.Value], Combine]] = {
 }
 
 
-def _reduction_dest_dims(inputs: Sequence[ir.Value], attrs: dict, result: int
+def _reduction_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
                          ) -> list[ir.Value | None]:
     (x,) = inputs
     dims: list[ir.Value | None] = []

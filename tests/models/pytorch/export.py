@@ -12,23 +12,33 @@ torch.manual_seed(0)
 class LeNet(nn.Module):
     def __init__(s):
         super().__init__()
-        s.c1 = nn.Conv2d(1, 6, 5, padding=2); s.c2 = nn.Conv2d(6, 16, 5)
-        s.f1 = nn.Linear(16*5*5, 120); s.f2 = nn.Linear(120, 84); s.f3 = nn.Linear(84, 10)
+        s.c1 = nn.Conv2d(1, 6, 5, padding=2)
+        s.c2 = nn.Conv2d(6, 16, 5)
+        s.f1 = nn.Linear(16*5*5, 120)
+        s.f2 = nn.Linear(120, 84)
+        s.f3 = nn.Linear(84, 10)
     def forward(s, x):
-        x = F.max_pool2d(F.relu(s.c1(x)), 2); x = F.max_pool2d(F.relu(s.c2(x)), 2)
+        x = F.max_pool2d(F.relu(s.c1(x)), 2)
+        x = F.max_pool2d(F.relu(s.c2(x)), 2)
         x = torch.flatten(x, 1)
         return F.log_softmax(s.f3(F.relu(s.f2(F.relu(s.f1(x))))), dim=1)
 
 class Block(nn.Module):
     def __init__(s, c=16):
         super().__init__()
-        s.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False); s.b1 = nn.BatchNorm2d(c)
-        s.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False); s.b2 = nn.BatchNorm2d(c)
+        s.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        s.b1 = nn.BatchNorm2d(c)
+        s.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        s.b2 = nn.BatchNorm2d(c)
         s.dw = nn.Conv2d(c, c, 3, padding=1, groups=c)
-        s.pool = nn.AdaptiveAvgPool2d(1); s.fc = nn.Linear(c, 10)
+        s.pool = nn.AdaptiveAvgPool2d(1)
+        s.fc = nn.Linear(c, 10)
     def forward(s, x):
-        y = F.relu(s.b1(s.c1(x))); y = s.b2(s.c2(y)); y = F.relu(y + x)
-        y = F.hardtanh(s.dw(y)); return s.fc(torch.flatten(s.pool(y), 1))
+        y = F.relu(s.b1(s.c1(x)))
+        y = s.b2(s.c2(y))
+        y = F.relu(y + x)
+        y = F.hardtanh(s.dw(y))
+        return s.fc(torch.flatten(s.pool(y), 1))
 
 class Attn(nn.Module):
     def __init__(s):
