@@ -73,6 +73,11 @@ def declare_lazy(names: dict[str, str]) -> None:
     _PASS_MODULES.update(names)
 
 
+def lazy_modules() -> dict[str, str]:
+    """Pass/pipeline name -> the module declared to define it (a copy)."""
+    return dict(_PASS_MODULES)
+
+
 def _load(name: str) -> None:
     if name not in _PASSES and name not in _PIPELINES and name in _PASS_MODULES:
         importlib.import_module(_PASS_MODULES[name])

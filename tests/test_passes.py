@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from pathlib import Path
+
 import pytest
 
 import mlcir
-from mlcir.passes import build_pass_manager, get_pass, parse_pipeline, run_pipeline
+import mlcir.passes
+from mlcir.passes import build_pass_manager, get_pass, get_pipeline, parse_pipeline, run_pipeline
+from mlcir.passes.registry import ModulePass, lazy_modules
 
 MODULE = """
 func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
@@ -67,3 +73,37 @@ def test_registered_passes_have_names_and_summaries():
                  "mlcir-entry-points"):
         cls = get_pass(name)
         assert cls is not None and cls.name == name and cls.summary
+
+
+LIT_PASSES = Path(__file__).resolve().parents[1] / "lit_tests" / "passes"
+
+
+def _defined_passes() -> dict[str, tuple[type[ModulePass], str]]:
+    """Every pass class of the passes package: name -> (class, module), importing them all."""
+    found = {}
+    for info in pkgutil.walk_packages(mlcir.passes.__path__, "mlcir.passes."):
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and issubclass(obj, ModulePass) and obj.name
+                    and obj.__module__ == info.name):
+                found[obj.name] = (obj, info.name)
+    return found
+
+
+def test_every_lazily_registered_name_is_what_its_module_defines():
+    for name, module in lazy_modules().items():
+        cls, pipeline = get_pass(name), get_pipeline(name)
+        assert (cls is None) != (pipeline is None), f"{name}: one pass or one pipeline"
+        if cls is not None:
+            assert cls.name == name and cls.__module__ == module, (name, cls, module)
+        else:
+            assert pipeline.name == name
+
+
+def test_every_pass_is_registered_lazily_and_has_a_filecheck_test():
+    defined = _defined_passes()
+    lazy = lazy_modules()
+    for name, (cls, module) in defined.items():
+        assert lazy.get(name) == module, \
+            f"{cls.__name__} ({name}) is not declared in passes/__init__.py"
+        assert (LIT_PASSES / f"{name}.mlir").is_file(), f"no lit_tests/passes/{name}.mlir"

@@ -39,9 +39,8 @@ func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>, %
 """
 
 
-@pytest.mark.usefixtures("ctx")
 @pytest.fixture
-def module():
+def module(ctx):  # noqa: ARG001 - the context the module is parsed in
     return mlcir.parse(MODULE)
 
 

@@ -1,4 +1,4 @@
-"""The converter base: one class per ONNX op, with one implementation per opset where the op changed.
+"""The converter base: one class per ONNX op, one implementation per opset where the op changed.
 
 In the spirit of TVM's ``OnnxOpConverter``: a converter class defines ``_impl_v<N>`` class
 methods, and a model of ``ai.onnx`` opset S uses the one with the largest N <= S (so

@@ -1,7 +1,7 @@
 """What a lowering rule is and the table the rules register into (``@lowering``).
 
-The rule modules import only this module (and ``builders``); :func:`mlcir.passes.lowerings.load_all`
-imports them, so registration has no import circle.
+The rule modules import only this module (and ``builders``);
+:func:`mlcir.passes.lowerings.load_all` imports them, so registration has no import circle.
 """
 
 from __future__ import annotations
