@@ -22,27 +22,28 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIRS = {"mlcir": "mlcir", "dialects": "mlcir.dialects", "passes": "mlcir.passes",
                 "tools": "mlcir.tools"}
 
-# Layers, low to high: a module may import only modules of its own layer or lower ones. The
-# first matching prefix decides (a module is matched by its name or its package's).
+# Layers, low to high (docs/decisions.md): a module may import only modules of its own layer or
+# lower ones. A module is matched by its name or its package's; the top, mlcir/__init__.py, is
+# layer 6.
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
-    (0, ("mlcir.errors", "mlcir.version", "mlcir.paths", "mlcir.dtypes", "mlcir.dialects",
-         "mlcir.ir", "mlcir.transform", "mlcir.target")),
+    (0, ("mlcir.errors", "mlcir.version", "mlcir.paths", "mlcir.dialects", "mlcir.ir",
+         "mlcir.transform", "mlcir.target")),
     (1, ("mlcir.passes",)),
     (2, ("mlcir.runtime", "mlcir.schedule")),
     (3, ("mlcir.targets",)),
     (4, ("mlcir.tune", "mlcir.frontend")),
     (5, ("mlcir.driver",)),
-    (6, ("mlcir.cli", "mlcir.tools", "mlcir.testing", "mlcir")),
+    (6, ("mlcir.cli", "mlcir.tools", "mlcir.testing")),
 ]
+TOP = 6
 
 
 def layer_of(module: str) -> int:
-    for layer, prefixes in LAYERS:
-        if any(module == p or module.startswith(p + ".") for p in prefixes
-               if p != "mlcir"):
-            return layer
     if module == "mlcir":
-        return 6
+        return TOP
+    for layer, prefixes in LAYERS:
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return layer
     raise AssertionError(f"{module} is in no layer: add it to LAYERS")
 
 
@@ -54,9 +55,7 @@ def package_modules() -> dict[str, Path]:
             parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
-            name = ".".join([package] + parts)
-            # mlcir/dialects etc. do not exist in the source tree; the mapping is one-to-one.
-            modules.setdefault(name, path)
+            modules[".".join([package] + parts)] = path
     return modules
 
 
