@@ -77,10 +77,6 @@ def match_attr(root: ir.Value, key: str, value: ir.Attribute | None = None,
                               op_attrs=attrs).result
 
 
-def string_param(text: str) -> ir.Value:
-    return transform.ParamConstantOp(transform.AnyParamType.get(), ir.StringAttr.get(text)).result
-
-
 def annotate(handle: ir.Value, key: str, value: ir.Attribute | None = None) -> None:
     """``transform.annotate``: set ``key`` (unit, or ``value``) on the payload ops."""
     if value is None:

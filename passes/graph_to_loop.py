@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, func, tensor
 
 from mlcir.dialects import ALL_OPS, graph
-from mlcir.dialects.loop import BLOCK_ATTR, KERNEL_ATTR
+from mlcir.dialects.loop import KERNEL_ATTR
 from mlcir.errors import LoweringError
 from mlcir.ir import located
 
@@ -263,14 +263,3 @@ def kernel_functions(module: ir.Operation) -> list[func.FuncOp]:
     """The loop-level kernels of a lowered module."""
     return [fn for fn in functions(module) if KERNEL_ATTR in fn.attributes]
 
-
-def block_names(fn: func.FuncOp) -> list[str]:
-    names = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if BLOCK_ATTR in op.attributes:
-            names.append(ir.StringAttr(op.attributes[BLOCK_ATTR]).value)
-        return ir.WalkResult.ADVANCE
-
-    fn.operation.walk(visit)
-    return names
