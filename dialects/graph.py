@@ -395,7 +395,7 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(a, b)
 
 
-def _np_clip(x: np.ndarray, min: float, max: float) -> np.ndarray:  # noqa: A002 - attr names
+def _np_clip(x: np.ndarray, min: float, max: float) -> np.ndarray:  # the attributes' names
     if np.issubdtype(x.dtype, np.integer):
         info = np.iinfo(x.dtype)
         lo = info.min if min == -math.inf else builtins.max(info.min, math.ceil(min))

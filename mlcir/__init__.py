@@ -16,7 +16,7 @@ from .errors import (BuildError, CudaDriverError, FrontendError, LaunchConfigErr
                      LoweringError, MlcirError, ParseError, PassError, RuntimeInputError,
                      VerificationError)
 from .ir import make_context, parse
-from .driver import build, compile  # noqa: A004 (tvm.compile, torch.compile)
+from .driver import build, compile  # named as tvm.compile and torch.compile are
 from .runtime import Executable, register_func, time_evaluator
 from .runtime.saved import load
 from .schedule import Schedule, ScheduleError, Trace

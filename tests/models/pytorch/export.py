@@ -6,6 +6,8 @@ hand-built test models do not have. Re-create them with torch 2.13 and onnxscrip
 
     python tests/models/pytorch/export.py
 """
+import os
+
 import torch, torch.nn as nn, torch.nn.functional as F
 torch.manual_seed(0)
 
@@ -46,7 +48,6 @@ class Attn(nn.Module):
         s.enc = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True, dropout=0.0)
     def forward(s, x): return s.enc(x)
 
-import os
 os.chdir(os.path.dirname(os.path.abspath(__file__)))
 for name, m, x in [("lenet", LeNet(), torch.randn(1,1,28,28)), ("block", Block(), torch.randn(1,16,8,8)),
                    ("attn", Attn(), torch.randn(1,10,32))]:
@@ -58,5 +59,5 @@ for name, m, x in [("lenet", LeNet(), torch.randn(1,1,28,28)), ("block", Block()
         try:
             torch.onnx.export(m, (x,), path, dynamo=dynamo, input_names=["x"], output_names=["y"], opset_version=17 if not dynamo else 18)
             print("exported", path)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - report it and export the others
             print("FAILED", path, type(e).__name__, str(e)[:200])
