@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up a virtual environment with mlcir installed, then run the demo or the test suite.
 #   bash run.sh demo   # the main job: import, compile, tune briefly, run (see README)
-#   bash run.sh test   # the whole test suite: pytest and lit
+#   bash run.sh test   # the whole test suite: ruff, pytest and lit
 # MLCIR_VENV chooses the environment's folder (default .venv); it is created when missing.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -21,6 +21,9 @@ case "$what" in
         ;;
     test)
         status=0
+        # The linter first (pyproject.toml, [tool.ruff]); its failure fails the suite, but the
+        # tests still run.
+        "$VENV/bin/ruff" check . || status=$?
         "$PY" -m pytest tests -q -p no:cacheprovider "$@" || status=$?
         # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
         "$VENV/bin/lit" lit_tests -s || status=$?

@@ -26,12 +26,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import mlcir  # noqa: E402
-from mlcir.target import Target  # noqa: E402
-from mlcir.targets import cuda  # noqa: E402
-from mlcir.runtime.compile import as_module  # noqa: E402
-from mlcir.testing import kernels  # noqa: E402
-from mlcir.tune.space import default_space  # noqa: E402
+import mlcir
+from mlcir.target import Target
+from mlcir.targets import cuda
+from mlcir.runtime.compile import as_module
+from mlcir.testing import kernels
+from mlcir.tune.space import default_space
 
 # fp32 (non-tensor-core) peaks, TFLOPS, by device name fragment.
 PEAKS = {"H100 SXM": 67.0, "H100 PCIe": 51.0, "H100": 67.0, "H200": 67.0, "A100": 19.5}

@@ -23,10 +23,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import mlcir  # noqa: E402
-from mlcir.frontend import from_onnx  # noqa: E402
-from mlcir.runtime import time_calls  # noqa: E402
-from mlcir.testing import onnx_models as models  # noqa: E402
+import mlcir
+from mlcir.frontend import from_onnx
+from mlcir.runtime import time_calls
+from mlcir.testing import onnx_models as models
 
 MODELS = {
     "mlp1": lambda: (models.mlp(batch=1), models.mlp_inputs(batch=1)),

@@ -20,9 +20,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import mlcir  # noqa: E402
-from mlcir.runtime import aligned_array, aligned_empty, time_calls  # noqa: E402
-from mlcir.testing import blas, kernels  # noqa: E402
+import mlcir
+from mlcir.runtime import aligned_array, aligned_empty, time_calls
+from mlcir.testing import blas, kernels
 
 # Hand-schedule tile sizes per problem size: (ib, jb, kb, outer loop order). Found with the
 # schedule prototype's sweep on this machine (docs/schedules.md); the register tile is 8x32.

@@ -25,11 +25,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import mlcir  # noqa: E402
-from mlcir.runtime import aligned_array, aligned_empty, time_calls  # noqa: E402
-from mlcir.testing import blas, kernels  # noqa: E402
-from mlcir.tune import Database, tune_kernel  # noqa: E402
-from mlcir.tune.cost_model import XGBModel, ranking_quality  # noqa: E402
+import mlcir
+from mlcir.runtime import aligned_array, aligned_empty, time_calls
+from mlcir.testing import blas, kernels
+from mlcir.tune import Database, tune_kernel
+from mlcir.tune.cost_model import XGBModel, ranking_quality
 
 PROBLEMS = {"128": (128, 128, 128), "512": (512, 512, 512), "1024": (1024, 1024, 1024),
             "mlp": (1, 128, 784)}

@@ -21,8 +21,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import models as model_bench  # noqa: E402
-from mlcir.testing import onnx_models  # noqa: E402
+import models as model_bench
+from mlcir.testing import onnx_models
 
 
 def conv(cin: int, cout: int, hw: int, k: int, stride: int, groups: int = 1,

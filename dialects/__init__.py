@@ -39,23 +39,21 @@ def write_irdl_files(directory: Path = HERE) -> list[Path]:
     return paths
 
 
-def verify_dialect_ops(root: ir.Operation) -> list[tuple[str, str]]:
+def verify_dialect_ops(root: ir.Operation) -> list[tuple[ir.Location, str]]:
     """Run the Python verifiers of mlcir's ops and attributes under ``root``.
 
     Returns ``(location, message)`` pairs, with messages in MLIR's ``'op.name' op …`` form.
     """
-    from mlcir.ir import format_location
-
-    problems: list[tuple[str, str]] = []
+    problems: list[tuple[ir.Location, str]] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         opdef = ALL_OPS.get(op.name)
         if opdef is not None:
             reason = opdef.verify(op)
             if reason:
-                problems.append((format_location(op.location), f"'{op.name}' op {reason}"))
+                problems.append((op.location, f"'{op.name}' op {reason}"))
         return ir.WalkResult.ADVANCE
 
     root.walk(visit)
-    problems.extend((format_location(loc), msg) for loc, msg in loop.verify(root))
+    problems.extend(loop.verify(root))
     return problems

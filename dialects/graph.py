@@ -2,8 +2,10 @@
 
 Each op is declared once, as an :class:`~mlcir.dialects.opdef.OpDef`: its operands, its
 attributes and the function that infers its result type. The IRDL text, the Python verifier and
-the builder helpers (``graph.matmul(a, b)``) all come from that declaration, so adding an op is
-one entry in :data:`OPS` plus its lowering in ``passes/lowerings``.
+the builder's checks all come from that declaration. The declarations are one table, :data:`OPS`;
+each op also has an explicit builder function of its name (``graph.matmul(a, b)``), so adding
+an op is one row in :data:`OPS`, its builder, and its lowering in ``passes/lowerings`` (a test
+checks that the table and the builders match).
 
 What is not an op here is upstream: graph functions are ``func.func``, constants are
 ``arith.constant``, and the destination-passing call to a kernel or a library function is
@@ -21,6 +23,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from mlir import ir
 from mlir.dialects import func, tensor
 
+from .dtypes import numpy_dtype
 from .opdef import AttrDef, OpDef, ShapeError, TensorSpec, irdl_dialect
 
 DIALECT = "graph"
@@ -65,15 +68,15 @@ def _same_element_type(specs: list[TensorSpec]) -> ir.Type:
     return specs[0].element_type
 
 
-def _unary(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+def _unary(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
     return [specs[0]]
 
 
-def _broadcasting(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+def _broadcasting(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
     return [TensorSpec(broadcast_shapes(*(s.shape for s in specs)), _same_element_type(specs))]
 
 
-def _same_shape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+def _same_shape(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
     elem = _same_element_type(specs)
     first = specs[0].shape
     for s in specs[1:]:
@@ -84,7 +87,7 @@ def _same_shape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSp
     return [TensorSpec(first, elem)]
 
 
-def _matmul(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+def _matmul(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
     """numpy.matmul: 1-D operands are promoted, leading (batch) dims broadcast."""
     lhs, rhs = specs
     elem = _same_element_type(specs)
@@ -111,72 +114,7 @@ def _permute_dims(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[Tensor
 
 
 # ----------------------------------------------------------------------------------------------
-# The ops
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    return np.vectorize(math.erf, otypes=[x.dtype])(x)
-
-
-def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """arith.divf for floats; arith.divsi (rounds toward zero, like C and ONNX) for integers."""
-    if np.issubdtype(np.result_type(a, b), np.integer):
-        return (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(np.result_type(a, b))
-    return np.divide(a, b)
-
-
-# name -> (what it computes, numpy)
-_UNARY: dict[str, tuple[str, Any]] = {
-    "relu": ("max(x, 0)", lambda x: np.maximum(x, x.dtype.type(0))),
-    "negative": ("-x", np.negative),
-    "exp": ("e^x", np.exp),
-    "log": ("natural logarithm", np.log),
-    "sqrt": ("square root", np.sqrt),
-    "rsqrt": ("1 / sqrt(x)", lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
-    "tanh": ("hyperbolic tangent", np.tanh),
-    "sigmoid": ("1 / (1 + e^-x)", lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype)),
-    "erf": ("error function", _erf),
-    "abs": ("absolute value", np.abs),
-}
-_BINARY: dict[str, tuple[str, Any]] = {
-    "add": ("a + b", np.add),
-    "subtract": ("a - b", np.subtract),
-    "multiply": ("a * b", np.multiply),
-    "divide": ("a / b", _divide),
-    "power": ("a ** b", np.power),
-    "maximum": ("max(a, b)", np.maximum),
-    "minimum": ("min(a, b)", np.minimum),
-}
-
-OPS: dict[str, OpDef] = {}
-
-
-def _declare(op: OpDef) -> OpDef:
-    OPS[op.name] = op
-    return op
-
-
-for _name, (_doc, _fn) in _UNARY.items():
-    _declare(OpDef(DIALECT, _name, ("x",), _unary, summary=f"Elementwise {_doc}.",
-                   pattern="elementwise", evaluate=_fn))
-for _name, (_doc, _fn) in _BINARY.items():
-    _declare(OpDef(DIALECT, _name, ("lhs", "rhs"), _broadcasting,
-                   summary=f"Elementwise {_doc}, numpy broadcasting.",
-                   pattern="broadcast", evaluate=_fn))
-
-_declare(OpDef(DIALECT, "ewise_fma", ("a", "b", "c"), _same_shape,
-               summary="a * b + c on tensors of one shape (Relax's ewise_fma).",
-               pattern="elementwise", evaluate=lambda a, b, c: a * b + c))
-_declare(OpDef(DIALECT, "matmul", ("lhs", "rhs"), _matmul,
-               summary="numpy.matmul: batched, broadcast leading dims, 1-D operands promoted.",
-               pattern="anchor", evaluate=np.matmul))
-_declare(OpDef(DIALECT, "permute_dims", ("x",), _permute_dims,
-               attrs=(AttrDef("axes", "ints", "result dim i is input dim axes[i]"),),
-               summary="Transpose: the dimensions of x reordered by `axes`.",
-               pattern="injective", evaluate=lambda x, axes: np.transpose(x, axes)))
-
-
-# ----------------------------------------------------------------------------------------------
-# Neural-network, reduction and shape ops: attribute checks and shape rules
+# Attribute checks and shape rules of the neural-network, reduction and shape ops
 
 _FLOAT_TYPES = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)
 
@@ -233,7 +171,7 @@ def _axes(axes: Sequence[int], rank: int) -> None:
         raise ShapeError(f"axes {list(axes)} must be sorted and unique")
 
 
-def _leaky_relu_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+def _leaky_relu_check(specs: list[TensorSpec], _attrs: dict[str, Any]) -> None:
     _require_float(specs[0])
 
 
@@ -318,7 +256,7 @@ def _window_attrs(attrs: dict[str, Any]) -> None:
     _all_at_least(attrs, "dilation", 2, 1)
 
 
-def _conv2d_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+def _conv2d_check(_specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
     _window_attrs(attrs)
     if attrs["groups"] < 1:
         raise ShapeError(f"groups must be positive, got {attrs['groups']}")
@@ -347,7 +285,7 @@ def _conv2d(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     return [TensorSpec((n, o, oh, ow), elem)]
 
 
-def _pool_check(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+def _pool_check(_specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
     kernel = _all_at_least(attrs, "kernel", 2, 1)
     _window_attrs(attrs)
     _flag(attrs, "ceil_mode")
@@ -446,18 +384,18 @@ def _take(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
 # ----------------------------------------------------------------------------------------------
 # Their numpy semantics (``evaluate``)
 
-_NUMPY_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
-                 "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
 
 
-def numpy_dtype(t: ir.Type | str) -> np.dtype:
-    key = str(t)
-    if key not in _NUMPY_DTYPES:
-        raise ShapeError(f"element type {key} has no numpy equivalent")
-    return np.dtype(_NUMPY_DTYPES[key])
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """arith.divf for floats; arith.divsi (rounds toward zero, like C and ONNX) for integers."""
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        return (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(np.result_type(a, b))
+    return np.divide(a, b)
 
 
-def _np_clip(x: np.ndarray, min: float, max: float) -> np.ndarray:  # noqa: A002 - attr names
+def _np_clip(x: np.ndarray, min: float, max: float) -> np.ndarray:  # the attributes' names
     if np.issubdtype(x.dtype, np.integer):
         info = np.iinfo(x.dtype)
         lo = info.min if min == -math.inf else builtins.max(info.min, math.ceil(min))
@@ -594,92 +532,150 @@ def _np_take(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return np.take(x, np.where(indices < 0, indices + n, indices), axis=axis)
 
 
-_REDUCTIONS = {
-    "sum": ("sum", _np_reduce(lambda x, **kw: np.sum(x, dtype=x.dtype, **kw))),
-    "mean": ("mean (integers: the sum divided with truncation)", _np_mean),
-    "max": ("maximum", _np_reduce(np.max)),
-    "min": ("minimum", _np_reduce(np.min)),
-}
-for _name, (_doc, _fn) in _REDUCTIONS.items():
-    _declare(OpDef(DIALECT, _name, ("x",), _reduction,
-                   attrs=(AttrDef("axes", "ints", "the reduced axes (sorted, unique, >= 0)"),
-                          AttrDef("keepdims", "int", "1: reduced axes stay as size 1")),
-                   summary=f"Reduction: the {_doc} over `axes` (numpy semantics).",
-                   pattern="reduction", evaluate=_fn))
+_np_sum = _np_reduce(lambda x, **kw: np.sum(x, dtype=x.dtype, **kw))
+_np_max = _np_reduce(np.max)
+_np_min = _np_reduce(np.min)
 
-_declare(OpDef(DIALECT, "leaky_relu", ("x",), _unary,
-               attrs=(AttrDef("alpha", "float", "slope for x < 0"),),
-               check=_leaky_relu_check, summary="x if x >= 0 else alpha * x.",
-               pattern="elementwise",
-               evaluate=lambda x, alpha: np.where(x >= 0, x, x * x.dtype.type(alpha))))
-_declare(OpDef(DIALECT, "clip", ("x",), _unary,
-               attrs=(AttrDef("min", "float", "lower bound (-inf: none)"),
-                      AttrDef("max", "float", "upper bound (+inf: none)")),
-               check=_clip_check, summary="min(max(x, min), max).", pattern="elementwise",
-               evaluate=_np_clip))
-_declare(OpDef(DIALECT, "gelu", ("x",), _unary,
-               attrs=(AttrDef("approximate", "str", '"none" (erf) or "tanh"'),),
-               check=_gelu_check,
-               summary="0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation.",
-               pattern="elementwise", evaluate=_np_gelu))
-_declare(OpDef(DIALECT, "astype", ("x",), _astype,
-               attrs=(AttrDef("dtype", "type", "the result element type (f32, i64, ...)"),),
-               summary="Elementwise conversion (float to int truncates toward zero; to i1: != 0).",
-               pattern="elementwise",
-               evaluate=lambda x, dtype: x.astype(numpy_dtype(dtype))))
-_declare(OpDef(DIALECT, "softmax", ("x",), _softmax,
-               attrs=(AttrDef("axis", "int", "the normalised axis (>= 0)"),),
-               summary="exp(x - max) / sum(exp(x - max)) along `axis`.",
-               pattern="reduction", evaluate=_np_softmax))
-_declare(OpDef(DIALECT, "log_softmax", ("x",), _softmax,
-               attrs=(AttrDef("axis", "int", "the normalised axis (>= 0)"),),
-               summary="x - max - log(sum(exp(x - max))) along `axis`: log(softmax(x)), stable.",
-               pattern="reduction", evaluate=_np_log_softmax))
-_declare(OpDef(DIALECT, "layer_norm", ("x", "gamma", "beta"), _layer_norm,
-               attrs=(AttrDef("axes", "ints", "the trailing axes normalised"),
-                      AttrDef("epsilon", "float", "added to the variance")),
-               summary="(x - mean) / sqrt(var + epsilon) * gamma + beta over the trailing "
-                       "`axes`; gamma and beta have the shape of those axes.",
-               pattern="reduction", evaluate=_np_layer_norm))
-_declare(OpDef(DIALECT, "conv2d", ("x", "w"), _conv2d,
-               attrs=(AttrDef("strides", "ints", "[sh, sw]"),
-                      AttrDef("padding", "ints", "[top, left, bottom, right]"),
-                      AttrDef("dilation", "ints", "[dh, dw]"),
-                      AttrDef("groups", "int", "channel groups (C for depthwise)")),
-               check=_conv2d_check,
-               summary="2-D convolution, x NCHW, w [O, C/groups, KH, KW], no bias.",
-               pattern="anchor", evaluate=_np_conv2d))
+
+# ----------------------------------------------------------------------------------------------
+# The op table
+
+_REDUCTION_ATTRS = (AttrDef("axes", "ints", "the reduced axes (sorted, unique, >= 0)"),
+                    AttrDef("keepdims", "int", "1: reduced axes stay as size 1"))
 _POOL_ATTRS = (AttrDef("kernel", "ints", "[kh, kw]"), AttrDef("strides", "ints", "[sh, sw]"),
                AttrDef("padding", "ints", "[top, left, bottom, right]"),
                AttrDef("dilation", "ints", "[dh, dw]"),
                AttrDef("ceil_mode", "int", "1: output sizes rounded up (ONNX/PyTorch rule)"))
-_declare(OpDef(DIALECT, "max_pool2d", ("x",), _pool, attrs=_POOL_ATTRS, check=_pool_check,
-               summary="2-D max pooling of NCHW x; padding never wins.",
-               pattern="anchor", evaluate=_np_max_pool2d))
-_declare(OpDef(DIALECT, "avg_pool2d", ("x",), _pool,
-               attrs=_POOL_ATTRS + (AttrDef("count_include_pad", "int",
-                                            "1: the divisor counts explicit padding"),),
-               check=_pool_check, summary="2-D average pooling of NCHW x.",
-               pattern="anchor", evaluate=_np_avg_pool2d))
-_declare(OpDef(DIALECT, "reshape", ("x",), _reshape,
-               attrs=(AttrDef("shape", "ints", "the full static result shape"),),
-               summary="Row-major reshape (a view).", pattern="injective",
-               evaluate=lambda x, shape: np.reshape(x, shape)))
-_declare(OpDef(DIALECT, "broadcast_to", ("x",), _broadcast_to,
-               attrs=(AttrDef("shape", "ints", "the result shape"),),
-               summary="numpy.broadcast_to.", pattern="injective",
-               evaluate=lambda x, shape: np.ascontiguousarray(np.broadcast_to(x, shape))))
-_declare(OpDef(DIALECT, "strided_slice", ("x",), _strided_slice,
-               attrs=(AttrDef("begin", "ints", "per axis, >= 0"),
-                      AttrDef("end", "ints", "per axis, exclusive (-1 with a negative stride: "
-                                             "through index 0)"),
-                      AttrDef("strides", "ints", "per axis, non-zero")),
-               summary="x[begin:end:stride] per axis (numpy basic slicing, normalised bounds).",
-               pattern="injective", evaluate=_np_strided_slice))
-_declare(OpDef(DIALECT, "take", ("x", "indices"), _take,
-               attrs=(AttrDef("axis", "int", "the axis indexed"),),
-               summary="numpy.take along `axis`; negative indices count from the end.",
-               pattern="injective", evaluate=_np_take))
+
+#: Every graph op, by name: one :class:`OpDef` row each (order: the IRDL file's).
+OPS: dict[str, OpDef] = {op.name: op for op in [
+    OpDef(DIALECT, "relu", ("x",), _unary, summary="Elementwise max(x, 0).", pattern="elementwise",
+          evaluate=lambda x: np.maximum(x, x.dtype.type(0))),
+    OpDef(DIALECT, "negative", ("x",), _unary, summary="Elementwise -x.", pattern="elementwise",
+          evaluate=np.negative),
+    OpDef(DIALECT, "exp", ("x",), _unary, summary="Elementwise e^x.", pattern="elementwise",
+          evaluate=np.exp),
+    OpDef(DIALECT, "log", ("x",), _unary, summary="Elementwise natural logarithm.",
+          pattern="elementwise", evaluate=np.log),
+    OpDef(DIALECT, "sqrt", ("x",), _unary, summary="Elementwise square root.",
+          pattern="elementwise", evaluate=np.sqrt),
+    OpDef(DIALECT, "rsqrt", ("x",), _unary, summary="Elementwise 1 / sqrt(x).",
+          pattern="elementwise", evaluate=lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
+    OpDef(DIALECT, "tanh", ("x",), _unary, summary="Elementwise hyperbolic tangent.",
+          pattern="elementwise", evaluate=np.tanh),
+    OpDef(DIALECT, "sigmoid", ("x",), _unary, summary="Elementwise 1 / (1 + e^-x).",
+          pattern="elementwise", evaluate=lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype)),
+    OpDef(DIALECT, "erf", ("x",), _unary, summary="Elementwise error function.",
+          pattern="elementwise", evaluate=_erf),
+    OpDef(DIALECT, "abs", ("x",), _unary, summary="Elementwise absolute value.",
+          pattern="elementwise", evaluate=np.abs),
+    OpDef(DIALECT, "add", ("lhs", "rhs"), _broadcasting,
+          summary="Elementwise a + b, numpy broadcasting.", pattern="broadcast", evaluate=np.add),
+    OpDef(DIALECT, "subtract", ("lhs", "rhs"), _broadcasting,
+          summary="Elementwise a - b, numpy broadcasting.", pattern="broadcast",
+          evaluate=np.subtract),
+    OpDef(DIALECT, "multiply", ("lhs", "rhs"), _broadcasting,
+          summary="Elementwise a * b, numpy broadcasting.", pattern="broadcast",
+          evaluate=np.multiply),
+    OpDef(DIALECT, "divide", ("lhs", "rhs"), _broadcasting,
+          summary="Elementwise a / b, numpy broadcasting.", pattern="broadcast", evaluate=_divide),
+    OpDef(DIALECT, "power", ("lhs", "rhs"), _broadcasting,
+          summary="Elementwise a ** b, numpy broadcasting.", pattern="broadcast",
+          evaluate=np.power),
+    OpDef(DIALECT, "maximum", ("lhs", "rhs"), _broadcasting,
+          summary="Elementwise max(a, b), numpy broadcasting.", pattern="broadcast",
+          evaluate=np.maximum),
+    OpDef(DIALECT, "minimum", ("lhs", "rhs"), _broadcasting,
+          summary="Elementwise min(a, b), numpy broadcasting.", pattern="broadcast",
+          evaluate=np.minimum),
+    OpDef(DIALECT, "ewise_fma", ("a", "b", "c"), _same_shape,
+          summary="a * b + c on tensors of one shape (Relax's ewise_fma).", pattern="elementwise",
+          evaluate=lambda a, b, c: a * b + c),
+    OpDef(DIALECT, "matmul", ("lhs", "rhs"), _matmul,
+          summary="numpy.matmul: batched, broadcast leading dims, 1-D operands promoted.",
+          pattern="anchor", evaluate=np.matmul),
+    OpDef(DIALECT, "permute_dims", ("x",), _permute_dims,
+          attrs=(AttrDef("axes", "ints", "result dim i is input dim axes[i]"),),
+          summary="Transpose: the dimensions of x reordered by `axes`.", pattern="injective",
+          evaluate=lambda x, axes: np.transpose(x, axes)),
+    OpDef(DIALECT, "sum", ("x",), _reduction, attrs=_REDUCTION_ATTRS,
+          summary="Reduction: the sum over `axes` (numpy semantics).", pattern="reduction",
+          evaluate=_np_sum),
+    OpDef(DIALECT, "mean", ("x",), _reduction, attrs=_REDUCTION_ATTRS,
+          summary="Reduction: the mean (integers: the sum divided with truncation) over `axes` "
+                  "(numpy semantics).",
+          pattern="reduction", evaluate=_np_mean),
+    OpDef(DIALECT, "max", ("x",), _reduction, attrs=_REDUCTION_ATTRS,
+          summary="Reduction: the maximum over `axes` (numpy semantics).", pattern="reduction",
+          evaluate=_np_max),
+    OpDef(DIALECT, "min", ("x",), _reduction, attrs=_REDUCTION_ATTRS,
+          summary="Reduction: the minimum over `axes` (numpy semantics).", pattern="reduction",
+          evaluate=_np_min),
+    OpDef(DIALECT, "leaky_relu", ("x",), _unary,
+          attrs=(AttrDef("alpha", "float", "slope for x < 0"),), check=_leaky_relu_check,
+          summary="x if x >= 0 else alpha * x.", pattern="elementwise",
+          evaluate=lambda x, alpha: np.where(x >= 0, x, x * x.dtype.type(alpha))),
+    OpDef(DIALECT, "clip", ("x",), _unary,
+          attrs=(AttrDef("min", "float", "lower bound (-inf: none)"),
+                 AttrDef("max", "float", "upper bound (+inf: none)")), check=_clip_check,
+          summary="min(max(x, min), max).", pattern="elementwise", evaluate=_np_clip),
+    OpDef(DIALECT, "gelu", ("x",), _unary,
+          attrs=(AttrDef("approximate", "str", '"none" (erf) or "tanh"'),), check=_gelu_check,
+          summary="0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation.", pattern="elementwise",
+          evaluate=_np_gelu),
+    OpDef(DIALECT, "astype", ("x",), _astype,
+          attrs=(AttrDef("dtype", "type", "the result element type (f32, i64, ...)"),),
+          summary="Elementwise conversion (float to int truncates toward zero; to i1: != 0).",
+          pattern="elementwise", evaluate=lambda x, dtype: x.astype(numpy_dtype(dtype))),
+    OpDef(DIALECT, "softmax", ("x",), _softmax,
+          attrs=(AttrDef("axis", "int", "the normalised axis (>= 0)"),),
+          summary="exp(x - max) / sum(exp(x - max)) along `axis`.", pattern="reduction",
+          evaluate=_np_softmax),
+    OpDef(DIALECT, "log_softmax", ("x",), _softmax,
+          attrs=(AttrDef("axis", "int", "the normalised axis (>= 0)"),),
+          summary="x - max - log(sum(exp(x - max))) along `axis`: log(softmax(x)), stable.",
+          pattern="reduction", evaluate=_np_log_softmax),
+    OpDef(DIALECT, "layer_norm", ("x", "gamma", "beta"), _layer_norm,
+          attrs=(AttrDef("axes", "ints", "the trailing axes normalised"),
+                 AttrDef("epsilon", "float", "added to the variance")),
+          summary="(x - mean) / sqrt(var + epsilon) * gamma + beta over the trailing `axes`; "
+                  "gamma and beta have the shape of those axes.",
+          pattern="reduction", evaluate=_np_layer_norm),
+    OpDef(DIALECT, "conv2d", ("x", "w"), _conv2d,
+          attrs=(AttrDef("strides", "ints", "[sh, sw]"),
+                 AttrDef("padding", "ints", "[top, left, bottom, right]"),
+                 AttrDef("dilation", "ints", "[dh, dw]"),
+                 AttrDef("groups", "int", "channel groups (C for depthwise)")), check=_conv2d_check,
+          summary="2-D convolution, x NCHW, w [O, C/groups, KH, KW], no bias.", pattern="anchor",
+          evaluate=_np_conv2d),
+    OpDef(DIALECT, "max_pool2d", ("x",), _pool, attrs=_POOL_ATTRS, check=_pool_check,
+          summary="2-D max pooling of NCHW x; padding never wins.", pattern="anchor",
+          evaluate=_np_max_pool2d),
+    OpDef(DIALECT, "avg_pool2d", ("x",), _pool,
+          attrs=_POOL_ATTRS + (AttrDef("count_include_pad", "int",
+                                       "1: the divisor counts explicit padding"),),
+          check=_pool_check,
+          summary="2-D average pooling of NCHW x.", pattern="anchor", evaluate=_np_avg_pool2d),
+    OpDef(DIALECT, "reshape", ("x",), _reshape,
+          attrs=(AttrDef("shape", "ints", "the full static result shape"),),
+          summary="Row-major reshape (a view).", pattern="injective",
+          evaluate=lambda x, shape: np.reshape(x, shape)),
+    OpDef(DIALECT, "broadcast_to", ("x",), _broadcast_to,
+          attrs=(AttrDef("shape", "ints", "the result shape"),), summary="numpy.broadcast_to.",
+          pattern="injective",
+          evaluate=lambda x, shape: np.ascontiguousarray(np.broadcast_to(x, shape))),
+    OpDef(DIALECT, "strided_slice", ("x",), _strided_slice,
+          attrs=(AttrDef("begin", "ints", "per axis, >= 0"),
+                 AttrDef("end", "ints", "per axis, exclusive (-1 with a negative stride: "
+                                        "through index 0)"),
+                 AttrDef("strides", "ints", "per axis, non-zero")),
+          summary="x[begin:end:stride] per axis (numpy basic slicing, normalised bounds).",
+          pattern="injective", evaluate=_np_strided_slice),
+    OpDef(DIALECT, "take", ("x", "indices"), _take,
+          attrs=(AttrDef("axis", "int", "the axis indexed"),),
+          summary="numpy.take along `axis`; negative indices count from the end.",
+          pattern="injective", evaluate=_np_take),
+]}
 
 
 def irdl_text() -> str:
@@ -725,20 +721,315 @@ def build(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None 
     return op.results[0] if len(op.results) == 1 else list(op.results)
 
 
-def _make_builder(opdef: OpDef):
-    def builder(*operands: ir.Value, loc: ir.Location | None = None, **attrs: Any):
-        return build(opdef.name, operands, attrs, loc=loc)
-
-    builder.__name__ = opdef.name
-    builder.__qualname__ = opdef.name
-    attr_doc = "".join(f"\n    {a.name}: {a.doc or a.kind}" for a in opdef.attrs)
-    builder.__doc__ = (f"Build ``{opdef.full_name}({', '.join(opdef.operands)})``: "
-                       f"{opdef.summary}{attr_doc}")
-    return builder
+# The default of the builders' attribute parameters: an attribute left out is reported by
+# :func:`build` (a ShapeError naming the op), as one given to ``build`` by name would be.
+_REQUIRED: Any = object()
 
 
-for _opdef in OPS.values():
-    globals()[_opdef.name] = _make_builder(_opdef)
+def _build(name: str, *operands: ir.Value, loc: ir.Location | None, **attrs: Any) -> ir.Value:
+    """:func:`build` for the ops of one result (all of them today)."""
+    given = {key: value for key, value in attrs.items() if value is not _REQUIRED}
+    result = build(name, operands, given, loc=loc)
+    assert isinstance(result, ir.Value)
+    return result
+
+
+def relu(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise max(x, 0)."""
+    return _build("relu", x, loc=loc)
+
+
+def negative(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise -x."""
+    return _build("negative", x, loc=loc)
+
+
+def exp(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise e^x."""
+    return _build("exp", x, loc=loc)
+
+
+def log(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise natural logarithm."""
+    return _build("log", x, loc=loc)
+
+
+def sqrt(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise square root."""
+    return _build("sqrt", x, loc=loc)
+
+
+def rsqrt(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise 1 / sqrt(x)."""
+    return _build("rsqrt", x, loc=loc)
+
+
+def tanh(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise hyperbolic tangent."""
+    return _build("tanh", x, loc=loc)
+
+
+def sigmoid(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise 1 / (1 + e^-x)."""
+    return _build("sigmoid", x, loc=loc)
+
+
+def erf(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise error function."""
+    return _build("erf", x, loc=loc)
+
+
+def abs(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise absolute value."""
+    return _build("abs", x, loc=loc)
+
+
+def add(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a + b, numpy broadcasting."""
+    return _build("add", lhs, rhs, loc=loc)
+
+
+def subtract(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a - b, numpy broadcasting."""
+    return _build("subtract", lhs, rhs, loc=loc)
+
+
+def multiply(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a * b, numpy broadcasting."""
+    return _build("multiply", lhs, rhs, loc=loc)
+
+
+def divide(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a / b, numpy broadcasting."""
+    return _build("divide", lhs, rhs, loc=loc)
+
+
+def power(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a ** b, numpy broadcasting."""
+    return _build("power", lhs, rhs, loc=loc)
+
+
+def maximum(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise max(a, b), numpy broadcasting."""
+    return _build("maximum", lhs, rhs, loc=loc)
+
+
+def minimum(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise min(a, b), numpy broadcasting."""
+    return _build("minimum", lhs, rhs, loc=loc)
+
+
+def ewise_fma(a: ir.Value, b: ir.Value, c: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """a * b + c on tensors of one shape (Relax's ewise_fma)."""
+    return _build("ewise_fma", a, b, c, loc=loc)
+
+
+def matmul(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """numpy.matmul: batched, broadcast leading dims, 1-D operands promoted."""
+    return _build("matmul", lhs, rhs, loc=loc)
+
+
+def permute_dims(x: ir.Value, *, axes: Sequence[int] = _REQUIRED,
+                 loc: ir.Location | None = None) -> ir.Value:
+    """Transpose: the dimensions of x reordered by `axes`.
+
+    axes: result dim i is input dim axes[i]
+    """
+    return _build("permute_dims", x, axes=axes, loc=loc)
+
+
+def sum(x: ir.Value, *, axes: Sequence[int] = _REQUIRED, keepdims: int = _REQUIRED,
+        loc: ir.Location | None = None) -> ir.Value:
+    """Reduction: the sum over `axes` (numpy semantics).
+
+    axes: the reduced axes (sorted, unique, >= 0)
+    keepdims: 1: reduced axes stay as size 1
+    """
+    return _build("sum", x, axes=axes, keepdims=keepdims, loc=loc)
+
+
+def mean(x: ir.Value, *, axes: Sequence[int] = _REQUIRED, keepdims: int = _REQUIRED,
+         loc: ir.Location | None = None) -> ir.Value:
+    """Reduction: the mean (integers: the sum divided with truncation) over `axes` (numpy
+    semantics).
+
+    axes: the reduced axes (sorted, unique, >= 0)
+    keepdims: 1: reduced axes stay as size 1
+    """
+    return _build("mean", x, axes=axes, keepdims=keepdims, loc=loc)
+
+
+def max(x: ir.Value, *, axes: Sequence[int] = _REQUIRED, keepdims: int = _REQUIRED,
+        loc: ir.Location | None = None) -> ir.Value:
+    """Reduction: the maximum over `axes` (numpy semantics).
+
+    axes: the reduced axes (sorted, unique, >= 0)
+    keepdims: 1: reduced axes stay as size 1
+    """
+    return _build("max", x, axes=axes, keepdims=keepdims, loc=loc)
+
+
+def min(x: ir.Value, *, axes: Sequence[int] = _REQUIRED, keepdims: int = _REQUIRED,
+        loc: ir.Location | None = None) -> ir.Value:
+    """Reduction: the minimum over `axes` (numpy semantics).
+
+    axes: the reduced axes (sorted, unique, >= 0)
+    keepdims: 1: reduced axes stay as size 1
+    """
+    return _build("min", x, axes=axes, keepdims=keepdims, loc=loc)
+
+
+def leaky_relu(x: ir.Value, *, alpha: float = _REQUIRED,
+               loc: ir.Location | None = None) -> ir.Value:
+    """x if x >= 0 else alpha * x.
+
+    alpha: slope for x < 0
+    """
+    return _build("leaky_relu", x, alpha=alpha, loc=loc)
+
+
+def clip(x: ir.Value, *, min: float = _REQUIRED, max: float = _REQUIRED,
+         loc: ir.Location | None = None) -> ir.Value:
+    """min(max(x, min), max).
+
+    min: lower bound (-inf: none)
+    max: upper bound (+inf: none)
+    """
+    return _build("clip", x, min=min, max=max, loc=loc)
+
+
+def gelu(x: ir.Value, *, approximate: str = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation.
+
+    approximate: "none" (erf) or "tanh"
+    """
+    return _build("gelu", x, approximate=approximate, loc=loc)
+
+
+def astype(x: ir.Value, *, dtype: ir.Type | str = _REQUIRED,
+           loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise conversion (float to int truncates toward zero; to i1: != 0).
+
+    dtype: the result element type (f32, i64, ...)
+    """
+    return _build("astype", x, dtype=dtype, loc=loc)
+
+
+def softmax(x: ir.Value, *, axis: int = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """exp(x - max) / sum(exp(x - max)) along `axis`.
+
+    axis: the normalised axis (>= 0)
+    """
+    return _build("softmax", x, axis=axis, loc=loc)
+
+
+def log_softmax(x: ir.Value, *, axis: int = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """x - max - log(sum(exp(x - max))) along `axis`: log(softmax(x)), stable.
+
+    axis: the normalised axis (>= 0)
+    """
+    return _build("log_softmax", x, axis=axis, loc=loc)
+
+
+def layer_norm(x: ir.Value, gamma: ir.Value, beta: ir.Value, *, axes: Sequence[int] = _REQUIRED,
+               epsilon: float = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """(x - mean) / sqrt(var + epsilon) * gamma + beta over the trailing `axes`; gamma and beta
+    have the shape of those axes.
+
+    axes: the trailing axes normalised
+    epsilon: added to the variance
+    """
+    return _build("layer_norm", x, gamma, beta, axes=axes, epsilon=epsilon, loc=loc)
+
+
+def conv2d(x: ir.Value, w: ir.Value, *, strides: Sequence[int] = _REQUIRED,
+           padding: Sequence[int] = _REQUIRED, dilation: Sequence[int] = _REQUIRED,
+           groups: int = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """2-D convolution, x NCHW, w [O, C/groups, KH, KW], no bias.
+
+    strides: [sh, sw]
+    padding: [top, left, bottom, right]
+    dilation: [dh, dw]
+    groups: channel groups (C for depthwise)
+    """
+    return _build("conv2d", x, w, strides=strides, padding=padding, dilation=dilation,
+                  groups=groups, loc=loc)
+
+
+def max_pool2d(x: ir.Value, *, kernel: Sequence[int] = _REQUIRED,
+               strides: Sequence[int] = _REQUIRED, padding: Sequence[int] = _REQUIRED,
+               dilation: Sequence[int] = _REQUIRED, ceil_mode: int = _REQUIRED,
+               loc: ir.Location | None = None) -> ir.Value:
+    """2-D max pooling of NCHW x; padding never wins.
+
+    kernel: [kh, kw]
+    strides: [sh, sw]
+    padding: [top, left, bottom, right]
+    dilation: [dh, dw]
+    ceil_mode: 1: output sizes rounded up (ONNX/PyTorch rule)
+    """
+    return _build("max_pool2d", x, kernel=kernel, strides=strides, padding=padding,
+                  dilation=dilation, ceil_mode=ceil_mode, loc=loc)
+
+
+def avg_pool2d(x: ir.Value, *, kernel: Sequence[int] = _REQUIRED,
+               strides: Sequence[int] = _REQUIRED, padding: Sequence[int] = _REQUIRED,
+               dilation: Sequence[int] = _REQUIRED, ceil_mode: int = _REQUIRED,
+               count_include_pad: int = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """2-D average pooling of NCHW x.
+
+    kernel: [kh, kw]
+    strides: [sh, sw]
+    padding: [top, left, bottom, right]
+    dilation: [dh, dw]
+    ceil_mode: 1: output sizes rounded up (ONNX/PyTorch rule)
+    count_include_pad: 1: the divisor counts explicit padding
+    """
+    return _build("avg_pool2d", x, kernel=kernel, strides=strides, padding=padding,
+                  dilation=dilation, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                  loc=loc)
+
+
+def reshape(x: ir.Value, *, shape: Sequence[int] = _REQUIRED,
+            loc: ir.Location | None = None) -> ir.Value:
+    """Row-major reshape (a view).
+
+    shape: the full static result shape
+    """
+    return _build("reshape", x, shape=shape, loc=loc)
+
+
+def broadcast_to(x: ir.Value, *, shape: Sequence[int] = _REQUIRED,
+                 loc: ir.Location | None = None) -> ir.Value:
+    """numpy.broadcast_to.
+
+    shape: the result shape
+    """
+    return _build("broadcast_to", x, shape=shape, loc=loc)
+
+
+def strided_slice(x: ir.Value, *, begin: Sequence[int] = _REQUIRED, end: Sequence[int] = _REQUIRED,
+                  strides: Sequence[int] = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """x[begin:end:stride] per axis (numpy basic slicing, normalised bounds).
+
+    begin: per axis, >= 0
+    end: per axis, exclusive (-1 with a negative stride: through index 0)
+    strides: per axis, non-zero
+    """
+    return _build("strided_slice", x, begin=begin, end=end, strides=strides, loc=loc)
+
+
+def take(x: ir.Value, indices: ir.Value, *, axis: int = _REQUIRED,
+         loc: ir.Location | None = None) -> ir.Value:
+    """numpy.take along `axis`; negative indices count from the end.
+
+    axis: the axis indexed
+    """
+    return _build("take", x, indices, axis=axis, loc=loc)
+
+
+# ----------------------------------------------------------------------------------------------
+# Calls to kernels and library functions
 
 
 def call_dps(callee: str, args: Sequence[ir.Value], result_types: Sequence[ir.Type], *,

@@ -15,10 +15,10 @@ from .errors import (BuildError, CudaDriverError, FrontendError, LaunchConfigErr
                      LoweringError, MlcirError, ParseError, PassError, RuntimeInputError,
                      TargetError, VerificationError)
 from .ir import make_context, parse
-from .driver import build, compile, load  # noqa: A004 (tvm.compile, torch.compile)
+from .driver import build, compile, load  # named as tvm.compile and torch.compile are
 from .runtime import Executable, register_func, time_evaluator
 from .schedule import Schedule, ScheduleError, Trace
-from . import tune  # noqa: E402  (mlcir.tune.tune_kernel, …; xgboost is imported lazily)
+from . import tune  # noqa: F401  (mlcir.tune.tune_kernel, …; xgboost is imported lazily)
 
 
 def __getattr__(name: str):

@@ -126,7 +126,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if target.key not in keys:
             warnings.warn(f"--tuning-records {args.tuning_records}: no record for target "
                           f"'{target.key}' (records for: {', '.join(keys) or 'none'}); the "
-                          "default schedules are used")
+                          "default schedules are used", stacklevel=2)
     module = import_model(args.model, args.model_format, args.input_shapes)
     dumps = dict((stage, path) for stage, path in (args.dump_mlir or []))
     unknown = sorted(set(dumps) - set(STAGES))
@@ -443,8 +443,9 @@ def _mlir_version() -> str:
         return "unknown"
 
 
-def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
-                  line: Any = None) -> None:
+def _show_warning(message: Any, *_where: Any) -> None:
+    """``warnings.showwarning``: the message alone (category, file and line are not news to a
+    command-line user)."""
     print(f"mlcir: warning: {message}", file=sys.stderr)
 
 

@@ -52,7 +52,9 @@ def located(loc: ir.Location, message: str) -> str:
     return f"{format_location(loc)}: error: {message}"
 
 
-def _diagnostics_of(error: ir.MLIRError) -> list[tuple[str, str]]:
+def diagnostics_of(error: ir.MLIRError) -> list[tuple[str, str]]:
+    """``(location, message)`` for each error of ``error`` and its notes; IRDL's messages get
+    the name of the op at fault (for :func:`render_diagnostics`)."""
     out = []
     for diag in error.error_diagnostics:
         message = diag.message
@@ -93,7 +95,7 @@ def parse(text: str, *, context: ir.Context | None = None, source_name: str = "<
     try:
         module = ir.Module.parse(text, ctx)
     except ir.MLIRError as error:
-        diags = [(_rename_buffer(loc, source_name), msg) for loc, msg in _diagnostics_of(error)]
+        diags = [(_rename_buffer(loc, source_name), msg) for loc, msg in diagnostics_of(error)]
         raise ParseError(render_diagnostics(diags) or str(error), diags) from None
     if source_name != "-":
         with_locs = module.operation.get_asm(enable_debug_info=True, assume_verified=True)
@@ -130,11 +132,11 @@ def verify_module(module: ir.Module | ir.Operation) -> None:
     try:
         op.verify()
     except ir.MLIRError as error:
-        diags = _diagnostics_of(error)
+        diags = diagnostics_of(error)
         raise VerificationError(render_diagnostics(diags), diags) from None
     from mlcir.dialects import verify_dialect_ops
 
-    diags = verify_dialect_ops(op)
+    diags = [(format_location(loc), message) for loc, message in verify_dialect_ops(op)]
     if diags:
         raise VerificationError(render_diagnostics(diags), diags)
 

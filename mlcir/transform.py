@@ -50,7 +50,7 @@ def find_entry(script: ir.Module, name: str = ENTRY) -> ir.Operation:
 
 def apply(payload: ir.Operation | ir.Module, script: ir.Module, name: str = ENTRY) -> None:
     """Apply ``@name`` of ``script`` to ``payload`` in place."""
-    from mlcir.ir import _diagnostics_of, render_diagnostics
+    from mlcir.ir import diagnostics_of, render_diagnostics
 
     op = payload.operation if hasattr(payload, "operation") else payload
     entry = find_entry(script, name)
@@ -58,7 +58,7 @@ def apply(payload: ir.Operation | ir.Module, script: ir.Module, name: str = ENTR
         interpreter.apply_named_sequence(op, entry, script.operation)
     except ir.MLIRError as error:
         raise TransformError("transform script failed:\n" +
-                             render_diagnostics(_diagnostics_of(error))) from None
+                             render_diagnostics(diagnostics_of(error))) from None
     except ValueError as error:  # the interpreter's binding reports failures this way
         text = str(error).replace("Failed to apply named transform sequence.", "").strip()
         text = text.replace("Diagnostic message at ", "").replace("Diagnostic message", "").strip()
@@ -75,10 +75,6 @@ def match_attr(root: ir.Value, key: str, value: ir.Attribute | None = None,
     attrs = ir.DictAttr.get({key: value if value is not None else ir.UnitAttr.get()})
     return structured.MatchOp(transform.AnyOpType.get(), root, ops=op_names,
                               op_attrs=attrs).result
-
-
-def string_param(text: str) -> ir.Value:
-    return transform.ParamConstantOp(transform.AnyParamType.get(), ir.StringAttr.get(text)).result
 
 
 def annotate(handle: ir.Value, key: str, value: ir.Attribute | None = None) -> None:

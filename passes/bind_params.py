@@ -9,7 +9,6 @@ by the context).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -18,29 +17,11 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
 
+from mlcir.dialects.dtypes import constant_attr, mlir_element_type
 from mlcir.dialects.graph import NAME_ATTR
 from mlcir.errors import PassError
-from mlcir.dtypes import mlir_element_type
 
 from .registry import ModulePass, register_pass
-
-# Arrays with at least this many elements are stored as resources rather than inline text.
-RESOURCE_THRESHOLD = 256
-_resource_ids = itertools.count()
-
-
-def constant_attr(array: np.ndarray) -> ir.Attribute:
-    """The elements attribute of a constant holding ``array`` (current context)."""
-    array = np.asarray(array)
-    array = np.ascontiguousarray(array).reshape(array.shape)  # ascontiguousarray makes 0-d 1-d
-    t = ir.RankedTensorType.get(list(array.shape), mlir_element_type(array.dtype))
-    if array.size >= RESOURCE_THRESHOLD and array.dtype != np.bool_:
-        return ir.DenseResourceElementsAttr.get_from_buffer(
-            memoryview(array), f"mlcir_param_{next(_resource_ids)}", t, alignment=64)
-    if array.dtype == np.bool_:
-        return ir.DenseElementsAttr.get(np.packbits(array, bitorder="little"), type=t)
-    return ir.DenseElementsAttr.get(array, type=t)
-
 
 def argument_names(fn: func.FuncOp) -> list[str]:
     n = len(fn.arguments)

@@ -15,9 +15,8 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
-from mlcir.dtypes import mlir_element_type, numpy_dtype
+from mlcir.dialects.dtypes import RESOURCE_THRESHOLD, constant_attr, mlir_element_type, numpy_dtype
 
-from .bind_params import RESOURCE_THRESHOLD, constant_attr
 
 
 def is_constant(value: ir.Value) -> bool:

@@ -21,7 +21,7 @@ from mlir import ir
 
 from mlcir.dialects import ALL_OPS
 from mlcir.dialects.loop import KERNEL_ATTR
-from mlcir.dtypes import numpy_dtype
+from mlcir.dialects.dtypes import numpy_dtype
 
 from .constants import constant_array, make_constant
 from .graph_to_loop import functions
@@ -77,18 +77,23 @@ def fold_constants(module: ir.Module | ir.Operation, *,
     for fn in functions(root):
         if KERNEL_ATTR in fn.attributes or not fn.regions[0].blocks:
             continue
-        candidates: list[ir.Operation] = []
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.operands and (op.name in ALL_OPS or op.name in UPSTREAM_FOLDS):
-                candidates.append(op)
-            return ir.WalkResult.ADVANCE
-
-        fn.operation.walk(visit)
-        for op in candidates:  # program order: a fold makes its users' operands constant
+        for op in _foldable_ops(fn):  # program order: a fold makes its users' operands constant
             if _fold(op, max_elements):
                 folded += 1
     return folded
+
+
+def _foldable_ops(fn: ir.Operation) -> list[ir.Operation]:
+    """The ops of ``fn`` that may fold, in program order."""
+    candidates: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.operands and (op.name in ALL_OPS or op.name in UPSTREAM_FOLDS):
+            candidates.append(op)
+        return ir.WalkResult.ADVANCE
+
+    fn.operation.walk(visit)
+    return candidates
 
 
 def _fold(op: ir.Operation, max_elements: int) -> bool:

@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, func, tensor
 
 from mlcir.dialects import ALL_OPS, graph
-from mlcir.dialects.loop import BLOCK_ATTR, KERNEL_ATTR
+from mlcir.dialects.loop import KERNEL_ATTR
 from mlcir.errors import LoweringError
 from mlcir.ir import located
 
@@ -69,7 +69,7 @@ def dest_values(op: ir.Operation, inputs: Sequence[ir.Value], rule: Rule) -> lis
         if rule.dest_dims is not None:
             dims = rule.dest_dims(inputs, attrs, index)
         else:
-            dims = _elementwise_dims(op, inputs, shape)
+            dims = _elementwise_dims(inputs, shape)
         dyn = [d for d, s in zip(dims, shape) if s is None]
         if len(dyn) != sum(s is None for s in shape) or any(d is None for d in dyn):
             raise LoweringError(located(op.location, f"'{op.name}' op cannot size its dynamic "
@@ -78,7 +78,7 @@ def dest_values(op: ir.Operation, inputs: Sequence[ir.Value], rule: Rule) -> lis
     return dests
 
 
-def _elementwise_dims(op: ir.Operation, inputs: Sequence[ir.Value],
+def _elementwise_dims(inputs: Sequence[ir.Value],
                       shape: list[int | None]) -> list[ir.Value | None]:
     dims: list[ir.Value | None] = []
     rank = len(shape)
@@ -263,14 +263,3 @@ def kernel_functions(module: ir.Operation) -> list[func.FuncOp]:
     """The loop-level kernels of a lowered module."""
     return [fn for fn in functions(module) if KERNEL_ATTR in fn.attributes]
 
-
-def block_names(fn: func.FuncOp) -> list[str]:
-    names = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if BLOCK_ATTR in op.attributes:
-            names.append(ir.StringAttr(op.attributes[BLOCK_ATTR]).value)
-        return ir.WalkResult.ADVANCE
-
-    fn.operation.walk(visit)
-    return names

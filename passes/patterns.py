@@ -198,7 +198,8 @@ class Pattern:
             return
         yield from self._match_structure(value, bound_state)
 
-    def _match_structure(self, value: ir.Value, state: _State) -> Iterator[_State]:
+    def _match_structure(self, value: ir.Value,  # noqa: ARG002 - subclasses read it
+                         state: _State) -> Iterator[_State]:
         yield state
 
     def root_names(self) -> list[str]:

@@ -74,7 +74,7 @@ register_pipeline(Pipeline(
     {"threads": "OpenMP threads for parallel loops (0: decided at run time)"}))
 register_pipeline(Pipeline(
     "mlcir-kernels", "Graph level to loop-level kernels (the kernels tuning sees)",
-    lambda options: ", ".join(KERNELS)))
+    lambda _options: ", ".join(KERNELS)))
 register_pipeline(Pipeline(
     "mlcir-cpu-bufferize", "Graph or loop level to bufferized memrefs, before loops and LLVM",
-    lambda options: ", ".join(cpu_frontend() + cpu_bufferize())))
+    lambda _options: ", ".join(cpu_frontend() + cpu_bufferize())))

@@ -26,7 +26,7 @@ from mlcir.errors import PassError
 
 class ModulePass:
     """Base of mlcir passes: they run on the top-level module (MLIR runs Python passes only
-    at the top level, see ../shared MLIR notes); options are dataclass fields."""
+    at the top level, see docs/decisions.md, "Passes"); options are dataclass fields."""
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
@@ -71,6 +71,11 @@ def register_pipeline(pipeline: Pipeline) -> Pipeline:
 def declare_lazy(names: dict[str, str]) -> None:
     """Record which module defines which pass/pipeline, imported when first named."""
     _PASS_MODULES.update(names)
+
+
+def lazy_modules() -> dict[str, str]:
+    """Pass/pipeline name -> the module declared to define it (a copy)."""
+    return dict(_PASS_MODULES)
 
 
 def _load(name: str) -> None:
@@ -321,7 +326,7 @@ def build_pass_manager(pipeline: str, ctx: ir.Context | None = None, *,
 
 
 def _runner(instance: ModulePass) -> Callable[[ir.Operation, Any], None]:
-    def run(op: ir.Operation, pass_: Any) -> None:
+    def run(op: ir.Operation, _pass: Any) -> None:  # MLIR calls it with the pass too
         with ir.Location.unknown(op.context):  # builders need a default location
             instance.run(op)
 
@@ -335,7 +340,7 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str, **kwargs: Any)
     try:
         pm.run(op)
     except ir.MLIRError as error:
-        from mlcir.ir import _diagnostics_of, render_diagnostics
+        from mlcir.ir import diagnostics_of, render_diagnostics
 
-        diags = _diagnostics_of(error)
+        diags = diagnostics_of(error)
         raise PassError(f"pipeline failed: {render_diagnostics(diags) or error}") from None

@@ -26,7 +26,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(items):
     if cuda_available():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU and libcuda.so.1; none on this machine")

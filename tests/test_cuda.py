@@ -131,8 +131,9 @@ def launches(module: ir.Module) -> list[tuple[str, list, list]]:
 
 
 # -- PTX without a GPU -----------------------------------------------------------------------
+@pytest.mark.usefixtures("ctx")
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
-def test_unscheduled_matmul_builds_ptx_for_the_chip(ctx, arch):
+def test_unscheduled_matmul_builds_ptx_for_the_chip(arch):
     kernels_ptx = ptx(kernels.matmul(64, 64, 32)[0], f"cuda -arch={arch} -format=isa")
     assert sorted(kernels_ptx) == ["main_C", "main_C_init"]
     for name, text in kernels_ptx.items():
@@ -142,7 +143,8 @@ def test_unscheduled_matmul_builds_ptx_for_the_chip(ctx, arch):
         assert ".maxntid" in text  # ptxas bounds the registers by the block size
 
 
-def test_default_mapping_puts_the_innermost_dim_on_threads_x(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_default_mapping_puts_the_innermost_dim_on_threads_x():
     module = mapped(kernels.matmul(64, 64, 32)[0])
     # 256 threads: x covers the 64 columns, y 4 rows; the grid covers the rest.
     assert launches(module) == [("main_C_init", [1, 16, 1], [64, 4, 1]),
@@ -156,14 +158,16 @@ def test_default_mapping_puts_the_innermost_dim_on_threads_x(ctx):
     assert big.block_sizes == [32, 1] and big.thread_sizes == [32, 1]  # 32768 blocks along y
 
 
-def test_threads_option_sets_the_default_block_size(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_threads_option_sets_the_default_block_size():
     text = elementwise(64, 256)[0]
     assert ".maxntid 256, 1, 1" in ptx(text)["main_Z"]
     assert ".maxntid 32, 1, 1" in ptx(text, "cuda -threads=32 -format=isa")["main_Z"]
     assert "threads=32" in cuda.pipeline_for(Target.parse("cuda -threads=32"))
 
 
-def test_bound_schedule_launches_its_grid_and_blocks(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_bound_schedule_launches_its_grid_and_blocks():
     sch = bound_matmul()
     assert launches(mapped(sch.mod)) == [("main_C_init", [1, 16, 1], [64, 4, 1]),
                                          ("main_C", [4, 4, 1], [16, 16, 1])]
@@ -171,7 +175,8 @@ def test_bound_schedule_launches_its_grid_and_blocks(ctx):
     assert "%ctaid.y" in text and "%tid.y" in text
 
 
-def test_shared_memory_schedule_emits_shared_ptx(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_shared_memory_schedule_emits_shared_ptx():
     sch = shared_matmul()
     module = mapped(sch.mod)
     text = str(module)
@@ -184,7 +189,8 @@ def test_shared_memory_schedule_emits_shared_ptx(ctx):
     assert ".shared" not in kernels_ptx["main_C_init"]
 
 
-def test_cubin_when_ptxas_is_installed(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_cubin_when_ptxas_is_installed():
     if cuda.find_toolkit() is None:
         pytest.skip("no CUDA toolkit with ptxas on this machine")
     module = mlcir.parse(kernels.matmul(64, 64, 32)[0])
@@ -198,7 +204,8 @@ def test_cubin_when_ptxas_is_installed(ctx):
 # -- the mapping computes the right numbers (serially on the CPU) ----------------------------
 @pytest.mark.parametrize("name", ["matmul", "elementwise", "softmax", "row_sum", "conv2d",
                                   "matmul_bias_relu"])
-def test_default_mapping_computes_the_right_elements(ctx, name):
+@pytest.mark.usefixtures("ctx")
+def test_default_mapping_computes_the_right_elements(name):
     text, ref = {"matmul": kernels.matmul(64, 48, 32), "elementwise": elementwise(),
                  "softmax": kernels.softmax(32, 128), "row_sum": kernels.row_sum(64, 256),
                  "conv2d": kernels.conv2d(), "matmul_bias_relu": kernels.matmul_bias_relu()}[name]
@@ -206,17 +213,19 @@ def test_default_mapping_computes_the_right_elements(ctx, name):
     np.testing.assert_allclose(emulate(text, *inputs), ref(*inputs), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.usefixtures("ctx")
 @pytest.mark.parametrize("make", [bound_matmul, shared_matmul])
-def test_bound_schedules_compute_the_right_elements(ctx, make):
+def test_bound_schedules_compute_the_right_elements(make):
     sch = make()
     text, ref = kernels.matmul(*{bound_matmul: (64, 64, 32), shared_matmul: (128, 128, 64)}[make])
     inputs = kernels.random_inputs(text)
     np.testing.assert_allclose(emulate(sch.mod, *inputs), ref(*inputs), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.usefixtures("ctx")
 @pytest.mark.parametrize("name", sorted(KERNELS))
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_default_gpu_space_traces_build_to_ptx_and_compute(ctx, name, seed):
+def test_default_gpu_space_traces_build_to_ptx_and_compute(name, seed):
     text, ref = KERNELS[name]()
     sch = mlcir.Schedule(text, seed=seed)
     default_space("cuda")(sch)
@@ -228,7 +237,8 @@ def test_default_gpu_space_traces_build_to_ptx_and_compute(ctx, name, seed):
     np.testing.assert_allclose(emulate(sch.mod, *inputs), ref(*inputs), rtol=1e-3, atol=1e-4)
 
 
-def test_default_gpu_space_samples_shared_memory_and_register_tiles(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_default_gpu_space_samples_shared_memory_and_register_tiles():
     """Over a few seeds the matmul space uses shared memory and vector register tiles, and
     never more than 1024 threads (the candidates come from the extents)."""
     seen = set()
@@ -237,12 +247,13 @@ def test_default_gpu_space_samples_shared_memory_and_register_tiles(ctx):
         default_space("cuda")(sch)
         trace = sch.trace.as_python()
         seen |= {k for k in ("shared", "vectorize", "unroll") if k in trace}
-        for _, grid, block in launches(mapped(sch.mod)):
+        for _, _grid, block in launches(mapped(sch.mod)):
             assert block[0] * block[1] * block[2] <= 1024
     assert seen == {"shared", "vectorize", "unroll"}
 
 
-def test_models_build_for_cuda_and_map_correctly(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_models_build_for_cuda_and_map_correctly():
     params = mlp.random_params(seed=0)
     x = np.random.default_rng(1).standard_normal((1, 784)).astype(np.float32)
     module = mlp.build_module("compiled")
@@ -267,7 +278,8 @@ def test_onnx_cnn_builds_for_cuda_and_maps_correctly():
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
 
 
-def test_bound_weights_become_globals_inside_the_kernels(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_bound_weights_become_globals_inside_the_kernels():
     from mlcir.passes.bind_params import bind_params
 
     module = mlp.build_module("compiled")
@@ -282,7 +294,8 @@ def test_bound_weights_become_globals_inside_the_kernels(ctx):
     assert sorted(weights) == ["main_add", "main_add_1", "main_matmul", "main_matmul_1"]
 
 
-def test_entry_copies_inputs_in_and_outputs_out(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_entry_copies_inputs_in_and_outputs_out():
     text = str(mapped(kernels.matmul(64, 64, 32)[0]))
     host = text[text.index("func.func @main("):text.index("func.func @main__device(")]
     before, after = host.split("call @main__device")
@@ -292,7 +305,8 @@ def test_entry_copies_inputs_in_and_outputs_out(ctx):
 
 
 # -- errors ----------------------------------------------------------------------------------
-def test_launch_limits_are_named(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_launch_limits_are_named():
     sch = mlcir.Schedule(elementwise(4, 2048)[0])
     z = sch.get_block("Z")
     i, j = sch.get_loops(z)
@@ -309,7 +323,8 @@ def test_launch_limits_are_named(ctx):
         "65536 bytes of static shared memory per block, above the limit of 49152 bytes (48 KiB)"]
 
 
-def test_shared_memory_limit_is_checked_before_compiling(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_shared_memory_limit_is_checked_before_compiling():
     # A 128 x 128 float tile of A and one of B per block: 128 KiB of shared memory.
     sch = mlcir.Schedule(kernels.matmul(256, 256, 128)[0])
     c = sch.get_block("C")
@@ -325,7 +340,8 @@ def test_shared_memory_limit_is_checked_before_compiling(ctx):
         mapped(sch.mod)
 
 
-def test_unknown_arch_and_format_are_refused(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_unknown_arch_and_format_are_refused():
     with pytest.raises(mlcir.BuildError, match=r"unknown CUDA architecture 'sm_99'"):
         ptx(kernels.matmul(8, 8, 8)[0], "cuda -arch=sm_99")
     with pytest.raises(mlcir.BuildError, match=r"unknown -format=cubin"):
@@ -366,8 +382,9 @@ def test_build_for_cuda_without_a_driver_raises_a_build_error():
     assert isinstance(info.value, mlcir.BuildError)
 
 
+@pytest.mark.usefixtures("ctx")
 @NO_GPU
-def test_host_library_builds_and_refuses_to_load_without_a_driver(ctx, tmp_path):
+def test_host_library_builds_and_refuses_to_load_without_a_driver(tmp_path):
     module = mlcir.parse(kernels.matmul(32, 32, 32)[0])
     cuda.compile_cuda(module, Target.parse("cuda -format=isa"))
     path = cuda.compile_cuda_shared_object(module, tmp_path / "mm.so")
@@ -380,7 +397,8 @@ def test_host_library_builds_and_refuses_to_load_without_a_driver(ctx, tmp_path)
         cuda.CudaSharedObject(path)
 
 
-def test_library_functions_and_cpu_parallel_loops_are_refused(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_library_functions_and_cpu_parallel_loops_are_refused():
     mlp.register_library()
     with pytest.raises(mlcir.BuildError, match=r"calls 'env\.linear', a function with no body"):
         ptx(mlp.build_module("library"))
@@ -392,7 +410,8 @@ def test_library_functions_and_cpu_parallel_loops_are_refused(ctx):
         ptx(sch.mod)
 
 
-def test_dynamic_shapes_are_refused(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_dynamic_shapes_are_refused():
     text = """
     func.func @main(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
       %0 = "graph.relu"(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
@@ -485,9 +504,10 @@ def check_saved_library(path, meta: dict, library: bytes) -> dict[str, bytes]:
     return binaries
 
 
+@pytest.mark.usefixtures("ctx")
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 @pytest.mark.parametrize("name", sorted(SAVED_KERNELS))
-def test_kernels_compile_into_a_saved_model_without_a_driver(ctx, tmp_path, name, arch):
+def test_kernels_compile_into_a_saved_model_without_a_driver(tmp_path, name, arch):
     text, ref = SAVED_KERNELS[name]()
     target = f"cuda -arch={arch} -format=isa"
     saved = mlcir.compile(text, target, tmp_path / f"{name}.mlcir")
@@ -552,7 +572,8 @@ def test_cubin_model_embeds_elf_kernels_for_the_chip(tmp_path):
         assert data[:4] == b"\x7fELF" and data[18:20] == (190).to_bytes(2, "little")  # EM_CUDA
 
 
-def test_a_jit_built_cuda_executable_saves_its_lowered_module(ctx, tmp_path):
+@pytest.mark.usefixtures("ctx")
+def test_a_jit_built_cuda_executable_saves_its_lowered_module(tmp_path):
     """What ``mlcir.build(..., target="cuda")`` returns on a GPU machine (an engine and the
     lowered module) saves through the same library; the engine is not needed for it."""
     from mlcir.runtime import Executable
@@ -684,7 +705,8 @@ np.save(sys.argv[3], model.main(x, w))
 """
 
 
-def test_saved_model_drives_the_cuda_runtime_as_compiled(ctx, tmp_path, recording_driver):
+@pytest.mark.usefixtures("ctx")
+def test_saved_model_drives_the_cuda_runtime_as_compiled(tmp_path, recording_driver):
     path = mlcir.compile(GRAPH_MODEL, "cuda -arch=sm_80 -format=isa", tmp_path / "m.mlcir").path
     result, log = with_driver(recording_driver, [sys.executable, "-c", RUN_SAVED, path,
                                                   recording_driver / "log", tmp_path / "y.npy"])

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
+from pathlib import Path
+
 import pytest
 from mlir import ir
 from mlir.dialects import func
@@ -11,7 +15,7 @@ from mlcir.dialects import graph, irdl_sources, loop, write_irdl_files
 from mlcir.dialects.opdef import ShapeError
 
 
-def _fn(ctx, *types):
+def _fn(*types):
     module = ir.Module.create()
     with ir.InsertionPoint(module.body):
         fn = func.FuncOp("f", ir.FunctionType.get(list(types), []))
@@ -24,9 +28,10 @@ def t(*shape, elem="f32"):
                                     for d in shape], ir.Type.parse(elem))
 
 
-def test_builders_infer_result_types(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_builders_infer_result_types():
     with ir.Location.unknown():
-        _, block = _fn(ctx, t(2, 3, 4), t(4, 5), t(5), t(1, None))
+        _, block = _fn(t(2, 3, 4), t(4, 5), t(5), t(1, None))
         a, w, v, d = block.arguments
         with ir.InsertionPoint(block):
             mm = graph.matmul(a, w)
@@ -38,9 +43,10 @@ def test_builders_infer_result_types(ctx):
             assert str(graph.ewise_fma(v, v, v).type) == "tensor<5xf32>"
 
 
-def test_builders_reject_bad_operands_naming_the_op(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_builders_reject_bad_operands_naming_the_op():
     with ir.Location.unknown():
-        _, block = _fn(ctx, t(2, 3), t(4, 5), t(2, 3, elem="f16"))
+        _, block = _fn(t(2, 3), t(4, 5), t(2, 3, elem="f16"))
         a, w, h = block.arguments
         with ir.InsertionPoint(block):
             with pytest.raises(ShapeError, match="'graph.matmul': contracting dimensions differ"):
@@ -53,7 +59,34 @@ def test_builders_reject_bad_operands_naming_the_op(ctx):
                 graph.permute_dims(a)
 
 
-def test_parse_errors_carry_file_line_col(ctx):
+def _builders_in_source() -> dict[str, str]:
+    """Functions of dialects/graph.py whose body ends ``return _build("<op>", ...)``: the
+    function's name -> the op it builds."""
+    tree = ast.parse(Path(inspect.getsourcefile(graph)).read_text())
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and isinstance(node.body[-1], ast.Return):
+            call = node.body[-1].value
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                    and call.func.id == "_build" and isinstance(call.args[0], ast.Constant)):
+                found[node.name] = call.args[0].value
+    return found
+
+
+def test_every_op_has_an_explicit_builder_of_its_name_and_vice_versa():
+    builders = _builders_in_source()
+    assert sorted(builders) == sorted(graph.OPS), "ops without a builder or builders without an op"
+    for name, opdef in graph.OPS.items():
+        assert builders[name] == name, f"graph.{name} builds graph.{builders[name]}"
+        params = inspect.signature(getattr(graph, name)).parameters
+        positional = [p for p, v in params.items() if v.kind is v.POSITIONAL_OR_KEYWORD]
+        keyword = [p for p, v in params.items() if v.kind is v.KEYWORD_ONLY]
+        assert positional == list(opdef.operands), name
+        assert keyword == [a.name for a in opdef.attrs] + ["loc"], name
+
+
+@pytest.mark.usefixtures("ctx")
+def test_parse_errors_carry_file_line_col():
     text = ("func.func @f(%a: tensor<4xf32>) -> tensor<5xf32> {\n"
             "  %0 = \"graph.relu\"(%a) : (tensor<4xf32>) -> tensor<5xf32>\n"
             "  return %0 : tensor<5xf32>\n}\n")
@@ -63,7 +96,8 @@ def test_parse_errors_carry_file_line_col(ctx):
     assert info.value.diagnostics[0][0] == "model.mlir:2:8"
 
 
-def test_derived_block_names_for_plain_linalg(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_derived_block_names_for_plain_linalg():
     module = mlcir.parse("""
     func.func @k(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
       %z = arith.constant 0.0 : f32

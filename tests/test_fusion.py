@@ -89,7 +89,8 @@ def test_mlp_groups_follow_the_rules():
     assert text.split("func.func private", 1)[0].count("arith.constant") == 4
 
 
-def test_fusion_rules_for_each_kind(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_fusion_rules_for_each_kind():
     _needs("sum", "softmax", "reshape")
     def body(x, w, b):
         t = graph.tanh(b)
@@ -115,7 +116,8 @@ def test_fusion_rules_for_each_kind(ctx):
     ]
 
 
-def test_group_size_and_dynamic_results(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_group_size_and_dynamic_results():
     with ir.Location.unknown():
         chain = _module([(4, 4)], lambda x: graph.exp(graph.relu(graph.tanh(graph.abs(x)))))
         run_pipeline(chain, "graph-fuse-ops{max-ops=2}")
@@ -133,7 +135,7 @@ def test_group_size_and_dynamic_results(ctx):
     np.testing.assert_allclose(out, np.maximum(np.exp(x), 0), rtol=1e-6)
 
 
-def _layers(ctx, count, rng):
+def _layers(count, rng):
     """``count`` identical dense+relu layers with different weights (constants)."""
     weights = [(rng.standard_normal((32, 32)) * 0.2).astype(np.float32) for _ in range(count)]
     biases = [rng.standard_normal(32).astype(np.float32) for _ in range(count)]
@@ -155,8 +157,9 @@ def _layers(ctx, count, rng):
     return module, reference
 
 
-def test_identical_layers_share_one_primitive_and_one_task(ctx, rng):
-    module, reference = _layers(ctx, 4, rng)
+@pytest.mark.usefixtures("ctx")
+def test_identical_layers_share_one_primitive_and_one_task(rng):
+    module, reference = _layers(4, rng)
     tasks = extract_tasks(module)
     assert [(t.name, t.weight) for t in tasks] == [("fused_matmul_add_relu", 4)]
     fused = mlcir.ir.clone_module(module)
@@ -190,7 +193,8 @@ def test_fused_mlp_agrees(rng):
     _check_fused_against_unfused(module, [x], [mlp.reference(x, params)])
 
 
-def test_fused_cnn_agrees(ctx, rng):
+@pytest.mark.usefixtures("ctx")
+def test_fused_cnn_agrees(rng):
     _needs("conv2d", "max_pool2d")
     w = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
     b = rng.standard_normal((1, 8, 1, 1)).astype(np.float32)
@@ -209,7 +213,8 @@ def test_fused_cnn_agrees(ctx, rng):
     _check_fused_against_unfused(module, [x], [ref])
 
 
-def test_fused_softmax_layer_norm_chain_agrees(ctx, rng):
+@pytest.mark.usefixtures("ctx")
+def test_fused_softmax_layer_norm_chain_agrees(rng):
     _needs("softmax", "layer_norm")
     gamma = rng.standard_normal(32).astype(np.float32)
     beta = rng.standard_normal(32).astype(np.float32)

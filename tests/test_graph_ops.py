@@ -20,7 +20,7 @@ import mlcir
 from mlcir.dialects import graph
 from mlcir.dialects.opdef import ShapeError
 from mlcir.passes import run_pipeline
-from mlcir.dtypes import mlir_element_type
+from mlcir.dialects.dtypes import mlir_element_type
 from mlcir.testing.graph_kernels import build_graph_function
 
 RNG = np.random.default_rng(0)
@@ -173,7 +173,8 @@ def test_astype(source, target):
     check("astype", [x], dict(dtype=target), reference)
 
 
-def test_astype_to_bool_is_refused_before_llvm_aborts(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_astype_to_bool_is_refused_before_llvm_aborts():
     module = build_graph_function([normal(4)], lambda g, x: g.astype(x, dtype="i1"))
     # build refuses any boolean tensor up front; the lowering itself refuses too (mlcir-opt).
     with pytest.raises(mlcir.BuildError, match=r"'graph.astype' op uses a boolean \(i1\) tensor"):
@@ -376,7 +377,8 @@ def test_take_clamps_out_of_range_indices_instead_of_reading_outside():
     np.testing.assert_array_equal(out, x[[3, 0]])
 
 
-def test_concat_in_a_graph_function_and_in_a_fused_kernel(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_concat_in_a_graph_function_and_in_a_fused_kernel():
     text = """
     func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x24xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
       %0 = "graph.exp"(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -447,10 +449,11 @@ def _dynamic_function(arg_shapes, build):
     ("reshape", [((None, 6), np.float32)], lambda g, x: g.reshape(x, shape=[3, 4]),
      [normal(2, 6)]),
 ])
-def test_symbolic_dims_lower_where_the_rule_sizes_the_result(name, arg_shapes, build, arrays):
+def test_symbolic_dims_lower_where_the_rule_sizes_the_result(name, arg_shapes, build,  # noqa: ARG001 - name: the case id
+                                                            arrays):
     module = _dynamic_function(arg_shapes, build)
     ex = mlcir.build(module)
-    numpy_graph = type("G", (), {"__getattr__": lambda self, op: lambda *a, **kw:
+    numpy_graph = type("G", (), {"__getattr__": lambda _self, op: lambda *a, **kw:
                                  graph.OPS[op].evaluate(*a, **kw)})()
     want = build(numpy_graph, *arrays)
     spec = ex["main"].signature.results[0]
@@ -459,7 +462,8 @@ def test_symbolic_dims_lower_where_the_rule_sizes_the_result(name, arg_shapes, b
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_dynamic_spatial_dims_are_refused_with_the_op_named(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_dynamic_spatial_dims_are_refused_with_the_op_named():
     module = _dynamic_function(
         [((1, 3, None, 8), np.float32)],
         lambda g, x: g.max_pool2d(x, kernel=[2, 2], strides=[2, 2], padding=[0, 0, 0, 0],
@@ -522,8 +526,9 @@ BAD = [
 ]
 
 
+@pytest.mark.usefixtures("ctx")
 @pytest.mark.parametrize("op, shapes, attrs, message", BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
-def test_builders_reject_bad_operands_and_attributes(ctx, op, shapes, attrs, message):
+def test_builders_reject_bad_operands_and_attributes(op, shapes, attrs, message):
     with ir.Location.unknown():
         types = []
         for s in shapes:
@@ -537,7 +542,8 @@ def test_builders_reject_bad_operands_and_attributes(ctx, op, shapes, attrs, mes
                     getattr(graph, op)(*fn.arguments, **attrs)
 
 
-def test_verifier_names_the_op_and_location(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_verifier_names_the_op_and_location():
     text = ("func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32> {\n"
             '  %0 = "graph.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>,'
             " dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>)"

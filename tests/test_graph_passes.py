@@ -19,7 +19,7 @@ from mlcir.passes.dispatch_library import DispatchRule, dispatch_library, regist
 from mlcir.passes.fold_constants import fold_constants
 from mlcir.passes.patterns import is_op, wildcard
 from mlcir.runtime import register_func
-from mlcir.dtypes import mlir_element_type
+from mlcir.dialects.dtypes import mlir_element_type
 from mlcir.testing import mlp
 
 
@@ -63,7 +63,8 @@ def _returned_constants(module):
 # graph-fold-constants
 
 
-def test_folding_a_chain_matches_numpy(ctx, rng):
+@pytest.mark.usefixtures("ctx")
+def test_folding_a_chain_matches_numpy(rng):
     w = rng.standard_normal((6, 4)).astype(np.float32)
     s = rng.standard_normal((4, 1)).astype(np.float32)
     x = rng.standard_normal((4, 6)).astype(np.float32)
@@ -85,7 +86,8 @@ def test_folding_a_chain_matches_numpy(ctx, rng):
     np.testing.assert_allclose(after[0], before[0], rtol=1e-6)
 
 
-def test_folding_respects_the_size_limit(ctx, rng):
+@pytest.mark.usefixtures("ctx")
+def test_folding_respects_the_size_limit(rng):
     col = rng.standard_normal((64, 1)).astype(np.float32)
     row = rng.standard_normal((1, 64)).astype(np.float32)
     big = rng.standard_normal((100, 100)).astype(np.float32)
@@ -147,7 +149,8 @@ POOL = dict(kernel=[2, 2], strides=[2, 2], padding=[0, 0, 0, 0], dilation=[1, 1]
     ("divide", {}, [np.array([7, -7, 3], np.int32), np.array([2, 2, -2], np.int32)]),
     ("max_pool2d", POOL, [(1, 2, 4, 4)]),
 ])
-def test_folding_uses_each_ops_evaluate(ctx, rng, name, attrs, operands):
+@pytest.mark.usefixtures("ctx")
+def test_folding_uses_each_ops_evaluate(rng, name, attrs, operands):
     if name not in graph.OPS:
         pytest.skip(f"graph.{name} is not declared yet")
     arrays = [o if isinstance(o, np.ndarray) else (rng.standard_normal(o) * 3).astype(np.float32)
@@ -167,7 +170,8 @@ def test_folding_uses_each_ops_evaluate(ctx, rng, name, attrs, operands):
     np.testing.assert_allclose(folded, unfolded, rtol=1e-5, atol=1e-6)  # the compiled op agrees
 
 
-def test_folding_leaves_ops_of_arguments_alone(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_folding_leaves_ops_of_arguments_alone():
     with ir.Location.unknown():
         module = _module([(4,)], lambda x: graph.relu(graph.add(x, make_constant(
             np.ones(4, np.float32), _t((4,))))))
@@ -205,7 +209,8 @@ func.func @public_helper(%x: tensor<4xf32>) -> tensor<4xf32> {
 """
 
 
-def test_dce_removes_what_is_dead_and_nothing_else(ctx, rng):
+@pytest.mark.usefixtures("ctx")
+def test_dce_removes_what_is_dead_and_nothing_else(rng):
     module = mlcir.parse(DCE_MODULE)
     x = rng.standard_normal(4).astype(np.float32)
     before = mlcir.build(module).main(x)
@@ -221,7 +226,8 @@ def test_dce_removes_what_is_dead_and_nothing_else(ctx, rng):
     assert dead_code_elimination(module) == 0  # nothing left to do
 
 
-def test_dce_keeps_library_calls_and_leaves_kernels_alone(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_dce_keeps_library_calls_and_leaves_kernels_alone():
     module = mlcir.parse("""
     func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
       %e = tensor.empty() : tensor<4xf32>

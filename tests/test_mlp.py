@@ -52,7 +52,8 @@ def test_bind_params_rejects_unknown_names_and_bad_shapes(params):
             bind_params(module, {"w0": params["w0"].T.copy()})
 
 
-def test_mixed_module_keeps_the_hand_written_kernel(params, x):
+@pytest.mark.usefixtures("params")  # registers the library functions
+def test_mixed_module_keeps_the_hand_written_kernel():
     module = mlp.build_module("mixed")
     text = str(module)
     assert "func.func private @linear0" in text and 'loop.block = "Y"' in text

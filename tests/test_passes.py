@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from pathlib import Path
+
 import pytest
 
 import mlcir
-from mlcir.passes import build_pass_manager, get_pass, parse_pipeline, run_pipeline
+import mlcir.passes
+from mlcir.passes import build_pass_manager, get_pass, get_pipeline, parse_pipeline, run_pipeline
+from mlcir.passes.registry import ModulePass, lazy_modules
 
 MODULE = """
 func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
@@ -22,7 +28,8 @@ def test_pipeline_text_parses_with_or_without_anchor():
     assert [e.text() for e in parse_pipeline("graph-to-loop,cse")] == ["graph-to-loop", "cse"]
 
 
-def test_mixed_pipeline_runs_in_order(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_mixed_pipeline_runs_in_order():
     module = mlcir.parse(MODULE)
     run_pipeline(module, "graph-to-loop, func.func(canonicalize), cse")
     text = str(module)
@@ -30,7 +37,8 @@ def test_mixed_pipeline_runs_in_order(ctx):
     assert "call @matmul" in text and "linalg.matmul" in text
 
 
-def test_unknown_pass_lists_close_matches(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_unknown_pass_lists_close_matches():
     with pytest.raises(mlcir.PassError, match="unknown pass or pipeline 'canonicalise'; did you "
                                               "mean: canonicalize"):
         build_pass_manager("canonicalise")
@@ -38,7 +46,8 @@ def test_unknown_pass_lists_close_matches(ctx):
         build_pass_manager("graph-to-lop")
 
 
-def test_bad_options_are_named(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_bad_options_are_named():
     with pytest.raises(mlcir.PassError, match="pass 'graph-bind-params' has no option 'fil'"):
         build_pass_manager("graph-bind-params{fil=x.npz}")
     with pytest.raises(mlcir.PassError, match="pipeline 'mlcir-cpu' has no option 'thread'"):
@@ -47,7 +56,8 @@ def test_bad_options_are_named(ctx):
         build_pass_manager("canonicalize{nope=1}")
 
 
-def test_pass_failure_is_reported_with_the_op_location(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_pass_failure_is_reported_with_the_op_location():
     module = mlcir.parse("""
     func.func @f(%a: tensor<4xi32>) -> tensor<4xi32> {
       %0 = "graph.exp"(%a) : (tensor<4xi32>) -> tensor<4xi32>
@@ -63,3 +73,37 @@ def test_registered_passes_have_names_and_summaries():
                  "mlcir-entry-points"):
         cls = get_pass(name)
         assert cls is not None and cls.name == name and cls.summary
+
+
+LIT_PASSES = Path(__file__).resolve().parents[1] / "lit_tests" / "passes"
+
+
+def _defined_passes() -> dict[str, tuple[type[ModulePass], str]]:
+    """Every pass class of the passes package: name -> (class, module), importing them all."""
+    found = {}
+    for info in pkgutil.walk_packages(mlcir.passes.__path__, "mlcir.passes."):
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and issubclass(obj, ModulePass) and obj.name
+                    and obj.__module__ == info.name):
+                found[obj.name] = (obj, info.name)
+    return found
+
+
+def test_every_lazily_registered_name_is_what_its_module_defines():
+    for name, module in lazy_modules().items():
+        cls, pipeline = get_pass(name), get_pipeline(name)
+        assert (cls is None) != (pipeline is None), f"{name}: one pass or one pipeline"
+        if cls is not None:
+            assert cls.name == name and cls.__module__ == module, (name, cls, module)
+        else:
+            assert pipeline.name == name
+
+
+def test_every_pass_is_registered_lazily_and_has_a_filecheck_test():
+    defined = _defined_passes()
+    lazy = lazy_modules()
+    for name, (cls, module) in defined.items():
+        assert lazy.get(name) == module, \
+            f"{cls.__name__} ({name}) is not declared in passes/__init__.py"
+        assert (LIT_PASSES / f"{name}.mlir").is_file(), f"no lit_tests/passes/{name}.mlir"

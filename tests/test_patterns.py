@@ -40,7 +40,7 @@ func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>, %
 
 
 @pytest.fixture
-def module(ctx):
+def module(ctx):  # noqa: ARG001 - the context the module is parsed in
     return mlcir.parse(MODULE)
 
 
@@ -126,7 +126,8 @@ def test_alternatives(module):
     assert either.root_names() == ["graph.subtract", "graph.add", "graph.relu"]
 
 
-def test_rewrite_keeps_the_numbers_and_counts_rewrites(ctx, rng):
+@pytest.mark.usefixtures("ctx")
+def test_rewrite_keeps_the_numbers_and_counts_rewrites(rng):
     module = mlcir.parse(MODULE)
     args = [rng.standard_normal(s).astype(np.float32) for s in [(4, 8)] * 3 + [(8, 4)]]
     before = mlcir.build(module).main(*args)
@@ -176,7 +177,8 @@ def test_patterns_that_cannot_be_rewritten_are_refused():
         is_op("graph.relu")("x")
 
 
-def test_fuse_ewise_fma_pass_gives_the_unfused_numbers(ctx, rng):
+@pytest.mark.usefixtures("ctx")
+def test_fuse_ewise_fma_pass_gives_the_unfused_numbers(rng):
     module = mlcir.parse(MODULE)
     args = [rng.standard_normal(s).astype(np.float32) for s in [(4, 8)] * 3 + [(8, 4)]]
     before = mlcir.build(module).main(*args)
@@ -189,7 +191,8 @@ def test_fuse_ewise_fma_pass_gives_the_unfused_numbers(ctx, rng):
         np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6)
 
 
-def test_the_documented_ewise_fma_example_runs(ctx, rng):
+@pytest.mark.usefixtures("ctx")
+def test_the_documented_ewise_fma_example_runs():
     """The example in docs/graph-passes.md, executed as written."""
     code = re.search(r"<!-- ewise-fma-example -->\s*```python\n(.*?)```", DOCS.read_text(),
                      re.DOTALL).group(1)

@@ -106,8 +106,9 @@ def _library_module(name: str):
     return module
 
 
-def test_library_function_errors_surface_as_python_errors(ctx):
-    def fails(x, out):
+@pytest.mark.usefixtures("ctx")
+def test_library_function_errors_surface_as_python_errors():
+    def fails(_x, _out):
         raise ValueError("deliberate failure")
 
     mlcir.register_func("test.fails", fails, override=True)
@@ -117,7 +118,8 @@ def test_library_function_errors_surface_as_python_errors(ctx):
         ex.main(np.zeros(4, np.float32))
 
 
-def test_unregistered_library_function_is_a_build_error(ctx):
+@pytest.mark.usefixtures("ctx")
+def test_unregistered_library_function_is_a_build_error():
     with pytest.raises(mlcir.BuildError, match="'nobody.registered.this' is called but not registered"):
         mlcir.build(_library_module("nobody.registered.this"))
 

@@ -85,7 +85,7 @@ def test_upstream_memref_kernel_round_trip(tmp_path, rng):
 
 
 def test_loading_compiles_nothing(saved_mlp, params, x, monkeypatch):
-    def refuse(*args, **kwargs):
+    def refuse(*_args, **_kwargs):
         raise AssertionError("loading a saved model must not compile")
 
     import mlcir.runtime.aot as aot
@@ -143,7 +143,7 @@ def test_two_loaded_models_bind_the_same_library_symbol_separately(tmp_path, par
 def test_library_errors_after_load_surface_as_python_errors(tmp_path, params, x):
     mlcir.build(mlp.build_module("library")).save(tmp_path / "lib.mlcir")
 
-    def fails(a, w, b, out):
+    def fails(_a, _w, _b, _out):
         raise ValueError("deliberate failure")
 
     mlcir.register_func("env.linear", fails, override=True)
@@ -156,7 +156,8 @@ def test_library_errors_after_load_surface_as_python_errors(tmp_path, params, x)
         mlp.register_library()
 
 
-def test_unregistered_library_function_at_load_is_named(tmp_path, monkeypatch, params):
+@pytest.mark.usefixtures("params")  # registers the library functions
+def test_unregistered_library_function_at_load_is_named(tmp_path, monkeypatch):
     mlcir.build(mlp.build_module("mixed")).save(tmp_path / "mixed.mlcir")
     monkeypatch.delitem(library._REGISTRY, "env.relu")
     with pytest.raises(LoadError, match=r"mixed\.mlcir: the model calls library function\(s\) "

@@ -46,10 +46,11 @@ class AnalyticMeasurer:
     def __init__(self):
         self.seen: list[list[int]] = []
 
-    def prepare(self, workload, kernel):
+    # The measurer's interface: nothing to prepare, and `prepared` is that nothing.
+    def prepare(self, workload, kernel):  # noqa: ARG002
         return None
 
-    def measure(self, prepared, traces, on_result=None):
+    def measure(self, prepared, traces, on_result=None):  # noqa: ARG002
         out = []
         for t in traces:
             decision = next(d for i, d in t["decisions"])

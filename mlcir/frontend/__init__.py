@@ -15,7 +15,8 @@ from mlcir.errors import FrontendError
 
 from .importer import from_onnx
 from .loader import MAX_OPSET, MIN_OPSET
-from .registry import Converter, converter_table
+from .converter import Converter
+from .registry import converter_table
 
 
 def supported_ops() -> dict[str, list[int]]:

@@ -18,38 +18,16 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 
 from mlcir.dialects import graph
+from mlcir.dialects.dtypes import constant_attr, mlir_element_type, numpy_dtype
 from mlcir.dialects.opdef import ShapeError
 from mlcir.errors import FrontendError
-from mlcir.passes.bind_params import constant_attr
 
-from .registry import Node, Value, normalize_axes, normalize_axis
+from .converter import Node, Value, normalize_axes, normalize_axis
 from .loader import Shape
-
-# MLIR element type (text) <-> numpy dtype, for the types a graph may hold.
-_NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
-          "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
-_MLIR = {np.dtype(v): k for k, v in _NUMPY.items()}
-
-
-def mlir_type(dtype: np.dtype) -> ir.Type:
-    """The MLIR element type of a numpy dtype (current context)."""
-    key = _MLIR.get(np.dtype(dtype))
-    if key is None:
-        raise TypeError(f"numpy dtype {np.dtype(dtype)} has no mlcir element type "
-                        f"(supported: {', '.join(str(np.dtype(t)) for t in _NUMPY.values())})")
-    return ir.Type.parse(key)
-
-
-def numpy_dtype(element_type: ir.Type) -> np.dtype:
-    key = str(element_type)
-    if key not in _NUMPY:
-        raise TypeError(f"MLIR element type {key} has no numpy dtype")
-    return np.dtype(_NUMPY[key])
-
 
 def tensor_type(shape: Shape, dtype: np.dtype) -> ir.RankedTensorType:
     dyn = ir.ShapedType.get_dynamic_size()
-    return ir.RankedTensorType.get([dyn if d is None else d for d in shape], mlir_type(dtype))
+    return ir.RankedTensorType.get([dyn if d is None else d for d in shape], mlir_element_type(dtype))
 
 
 class GraphBuilder:
@@ -178,7 +156,7 @@ class GraphBuilder:
             return v
         if isinstance(v, np.ndarray):
             return v.astype(dtype)
-        return self.op("astype", v, dtype=mlir_type(dtype))
+        return self.op("astype", v, dtype=mlir_element_type(dtype))
 
     def concat(self, values: Sequence[Value], axis: int) -> Value:
         """Upstream ``tensor.concat`` (or numpy's, when every input is a constant)."""

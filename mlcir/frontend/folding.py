@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from .registry import Node
+from .converter import Node
 
 # Ops whose result is not a function of their inputs.
 NONDETERMINISTIC = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
@@ -53,7 +53,7 @@ def fold(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     try:
         evaluator = ReferenceEvaluator(proto, opsets={"": node.opset})
         results = evaluator.run([f"out{i}" for i in wanted], feeds)
-    except Exception as e:  # the evaluator raises whatever the op's numpy code raises
+    except Exception as e:  # noqa: BLE001 - the evaluator raises whatever the op's numpy raises
         message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ValueError(f"constant folding failed: {message}") from None
     out: list[np.ndarray] = [np.empty(0)] * len(node.proto.output)

@@ -28,7 +28,8 @@ from .builder import GraphBuilder, tensor_type
 from .folding import can_fold, fold
 from .loader import LoadedModel, ModelSource, Shape, load
 from .loader import tensor_type as onnx_tensor_type
-from .registry import Converter, InputInfo, Node, converter_table
+from .converter import Converter, InputInfo, Node
+from .registry import converter_table
 
 #: Problems listed in full in one error message; the rest are counted.
 MAX_LISTED = 50

@@ -128,7 +128,7 @@ def load(source: ModelSource,
     for t in model.graph.initializer:
         try:
             initializers[t.name] = numpy_helper.to_array(t)
-        except Exception as e:  # unusual element types (strings, float8): onnx's own message
+        except Exception as e:  # noqa: BLE001 - odd element types (strings, float8): onnx's words
             raise FrontendError(f"{where}: cannot read initializer '{t.name}': {e}") from None
     inputs = [vi for vi in model.graph.input if vi.name not in initializers]
     _check_input_types(inputs, where)
@@ -137,7 +137,7 @@ def load(source: ModelSource,
     try:
         model = shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
                                              data_prop=True)
-    except Exception as e:  # inference is advisory: the converters check what they rely on
+    except Exception as e:  # noqa: BLE001 - advisory: the converters check what they rely on
         raise FrontendError(f"{where}: ONNX shape inference failed: "
                             f"{str(e).strip().splitlines()[0]}") from None
     return LoadedModel(model, where, opset, initializers, inputs, _value_types(model))

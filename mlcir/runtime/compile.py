@@ -13,7 +13,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlcir.dialects.graph import LIBRARY_ATTR, NAME_ATTR
-from mlcir.dtypes import numpy_dtype
+from mlcir.dialects.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
 

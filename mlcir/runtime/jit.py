@@ -13,7 +13,7 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from mlcir.dtypes import numpy_dtype
+from mlcir.dialects.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.paths import openmp_library, runtime_library
 

@@ -36,11 +36,6 @@ def set_threads(threads: int) -> bool:
     return True
 
 
-def get_threads() -> int:
-    fn = _symbol("scipy_openblas_get_num_threads64_", "openblas_get_num_threads")
-    return int(fn()) if fn is not None else -1
-
-
 def core_name() -> str:
     """The CPU kernel OpenBLAS selected (SkylakeX, Haswell, …), as OPENBLAS_VERBOSE=2 prints."""
     fn = _symbol("scipy_openblas_get_corename64_", "openblas_get_corename")

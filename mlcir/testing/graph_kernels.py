@@ -96,7 +96,7 @@ def build_graph_function(inputs: list[np.ndarray], body: Body):
     from mlir.dialects import func
 
     from mlcir.dialects import graph
-    from mlcir.dtypes import mlir_element_type
+    from mlcir.dialects.dtypes import mlir_element_type
 
     ctx = mlcir.make_context()
     with ctx, ir.Location.unknown():

@@ -57,14 +57,15 @@ def random_schedule(sch, rng: random.Random, steps: int) -> None:
     from mlcir.schedule import ScheduleError
 
     names = sorted({name for (_, name) in sch.state.blocks})
-    blocks = {}
+    blocks = {}  # (function, block name) -> its BlockRV, for the names that are unique
     for name in names:
         try:
-            blocks[name] = sch.get_block(name)
+            rv = sch.get_block(name)
         except ScheduleError:
-            pass
+            continue
+        blocks[next(key for key in sch.state.blocks if key[1] == name)] = rv
     for _ in range(steps):
-        live = [b for b in blocks.values() if not sch.state.blocks[sch._values[b]].inlined]
+        live = [rv for key, rv in blocks.items() if not sch.state.blocks[key].inlined]
         if not live:
             return
         block = rng.choice(live)

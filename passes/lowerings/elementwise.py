@@ -11,7 +11,7 @@ from mlir.dialects import math as mathd
 
 from mlcir.errors import LoweringError
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 # op name -> scalar payload
@@ -60,7 +60,7 @@ def _unary_block(cx: LoweringContext, payload: Callable[[ir.Value], ir.Value]) -
     rank = len(b.shape_of(dest))
     return b.generic(cx.block_name(cx.op_name), [x], [dest],
                      [b.identity_map(rank), b.identity_map(rank)], [b.PARALLEL] * rank,
-                     lambda v, out: payload(v))
+                     lambda v, _out: payload(v))
 
 
 @lowering("leaky_relu")

@@ -14,7 +14,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from mlcir.dialects.loop import tag_block
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 
@@ -22,7 +22,8 @@ def _dim(v: ir.Value, axis: int) -> ir.Value:
     return tensor.dim(v, arith.ConstantOp(ir.IndexType.get(), axis).result)
 
 
-def _matmul_dest_dims(inputs: Sequence[ir.Value], attrs: dict, result: int) -> list[ir.Value | None]:
+def _matmul_dest_dims(inputs: Sequence[ir.Value], _attrs: dict, _result: int
+                      ) -> list[ir.Value | None]:
     lhs, rhs = inputs
     ls, rs = b.shape_of(lhs), b.shape_of(rhs)
     a = [1] + ls if len(ls) == 1 else ls
@@ -88,7 +89,8 @@ def lower_matmul(cx: LoweringContext) -> list[ir.Value]:
                      lambda x, y, acc: b.add(acc, b.mul(x, y)))
 
 
-def _permute_dest_dims(inputs: Sequence[ir.Value], attrs: dict, result: int) -> list[ir.Value | None]:
+def _permute_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
+                       ) -> list[ir.Value | None]:
     (x,) = inputs
     shape = b.shape_of(x)
     return [_dim(x, a) if shape[a] is None else None for a in attrs["axes"]]

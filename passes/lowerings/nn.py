@@ -35,11 +35,12 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from mlcir.dialects.graph import numpy_dtype, pool_divisors
+from mlcir.dialects.dtypes import numpy_dtype
+from mlcir.dialects.graph import pool_divisors
 from mlcir.dialects.loop import tag_block
 from mlcir.errors import LoweringError
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 
@@ -193,7 +194,8 @@ def _accumulate(cx: LoweringContext, base: str, init_value: ir.Value, dest: ir.V
 
 
 def _nchw_dest_dims(channels_from_w: bool):
-    def dest_dims(inputs: Sequence[ir.Value], attrs: dict, result: int) -> list[ir.Value | None]:
+    def dest_dims(inputs: Sequence[ir.Value], _attrs: dict, _result: int
+                  ) -> list[ir.Value | None]:
         x = inputs[0]
         n, c = b.shape_of(x)[:2]
         dims: list[ir.Value | None] = [b.dim(x, 0) if n is None else None]

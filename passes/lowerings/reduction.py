@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mathd
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 Combine = Callable[[ir.Value, ir.Value], ir.Value]
@@ -63,7 +63,7 @@ _COMBINE: dict[str, tuple[Callable[[ir.Type], ir.Value], Combine]] = {
 }
 
 
-def _reduction_dest_dims(inputs: Sequence[ir.Value], attrs: dict, result: int
+def _reduction_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
                          ) -> list[ir.Value | None]:
     (x,) = inputs
     dims: list[ir.Value | None] = []

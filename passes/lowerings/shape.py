@@ -24,7 +24,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from mlcir.dialects.loop import tag_block
 
-from . import LoweringContext, lowering
+from .rule import LoweringContext, lowering
 from . import builders as b
 
 
@@ -94,7 +94,7 @@ def _slice_begin(n: int | ir.Value, begin: int, stride: int) -> int | ir.Value:
     return arith.minsi(b.index(begin), arith.subi(n, b.index(1)))
 
 
-def _strided_slice_dest_dims(inputs: Sequence[ir.Value], attrs: dict, result: int
+def _strided_slice_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
                              ) -> list[ir.Value | None]:
     """Dynamic axes: ``max(0, ceil((hi - lo) / |stride|))`` on index values."""
     (x,) = inputs
@@ -142,7 +142,7 @@ def lower_strided_slice(cx: LoweringContext) -> list[ir.Value]:
     return b.generic(name, [], [dest], [b.identity_map(rank)], [b.PARALLEL] * rank, gather)
 
 
-def _take_dest_dims(inputs: Sequence[ir.Value], attrs: dict, result: int
+def _take_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
                     ) -> list[ir.Value | None]:
     x, indices = inputs
     axis = attrs["axis"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ..builder import GraphBuilder, mlir_type
-from ..registry import Converter, Node, Value, converter, require
+from mlcir.dialects.dtypes import mlir_element_type
+
+from ..builder import GraphBuilder
+from ..converter import Converter, Node, Value, converter, require
 
 # ONNX op -> graph op (the same function, elementwise)
 _UNARY = {"Relu": "relu", "Neg": "negative", "Exp": "exp", "Log": "log", "Sqrt": "sqrt",
@@ -184,7 +186,7 @@ class CastLike(Converter):
     def _impl_v15(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         dtype = cx.dtype(inputs[1])
         try:
-            mlir_type(dtype)
+            mlir_element_type(dtype)
         except TypeError as e:
             raise cx.error(str(e)) from None
         return cx.astype(inputs[0], dtype)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..builder import GraphBuilder
-from ..registry import Converter, Node, Value, converter
+from ..converter import Converter, Node, Value, converter
 
 
 @converter

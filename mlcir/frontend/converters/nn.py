@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..builder import GraphBuilder
-from ..registry import Converter, Node, Value, converter, require
+from ..converter import Converter, Node, Value, converter, require
 
 _AUTO_PADS = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
 

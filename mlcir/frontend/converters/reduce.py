@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..builder import GraphBuilder
-from ..registry import Converter, Node, Value, converter
+from ..converter import Converter, Node, Value, converter
 
 
 class _Reduce(Converter):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..builder import GraphBuilder
-from ..registry import Converter, Node, Value, converter
+from ..converter import Converter, Node, Value, converter
 
 
 def _ints(v: np.ndarray) -> list[int]:

@@ -6,29 +6,41 @@ hand-built test models do not have. Re-create them with torch 2.13 and onnxscrip
 
     python tests/models/pytorch/export.py
 """
+import os
+
 import torch, torch.nn as nn, torch.nn.functional as F
 torch.manual_seed(0)
 
 class LeNet(nn.Module):
     def __init__(s):
         super().__init__()
-        s.c1 = nn.Conv2d(1, 6, 5, padding=2); s.c2 = nn.Conv2d(6, 16, 5)
-        s.f1 = nn.Linear(16*5*5, 120); s.f2 = nn.Linear(120, 84); s.f3 = nn.Linear(84, 10)
+        s.c1 = nn.Conv2d(1, 6, 5, padding=2)
+        s.c2 = nn.Conv2d(6, 16, 5)
+        s.f1 = nn.Linear(16*5*5, 120)
+        s.f2 = nn.Linear(120, 84)
+        s.f3 = nn.Linear(84, 10)
     def forward(s, x):
-        x = F.max_pool2d(F.relu(s.c1(x)), 2); x = F.max_pool2d(F.relu(s.c2(x)), 2)
+        x = F.max_pool2d(F.relu(s.c1(x)), 2)
+        x = F.max_pool2d(F.relu(s.c2(x)), 2)
         x = torch.flatten(x, 1)
         return F.log_softmax(s.f3(F.relu(s.f2(F.relu(s.f1(x))))), dim=1)
 
 class Block(nn.Module):
     def __init__(s, c=16):
         super().__init__()
-        s.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False); s.b1 = nn.BatchNorm2d(c)
-        s.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False); s.b2 = nn.BatchNorm2d(c)
+        s.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        s.b1 = nn.BatchNorm2d(c)
+        s.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        s.b2 = nn.BatchNorm2d(c)
         s.dw = nn.Conv2d(c, c, 3, padding=1, groups=c)
-        s.pool = nn.AdaptiveAvgPool2d(1); s.fc = nn.Linear(c, 10)
+        s.pool = nn.AdaptiveAvgPool2d(1)
+        s.fc = nn.Linear(c, 10)
     def forward(s, x):
-        y = F.relu(s.b1(s.c1(x))); y = s.b2(s.c2(y)); y = F.relu(y + x)
-        y = F.hardtanh(s.dw(y)); return s.fc(torch.flatten(s.pool(y), 1))
+        y = F.relu(s.b1(s.c1(x)))
+        y = s.b2(s.c2(y))
+        y = F.relu(y + x)
+        y = F.hardtanh(s.dw(y))
+        return s.fc(torch.flatten(s.pool(y), 1))
 
 class Attn(nn.Module):
     def __init__(s):
@@ -36,7 +48,6 @@ class Attn(nn.Module):
         s.enc = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True, dropout=0.0)
     def forward(s, x): return s.enc(x)
 
-import os
 os.chdir(os.path.dirname(os.path.abspath(__file__)))
 for name, m, x in [("lenet", LeNet(), torch.randn(1,1,28,28)), ("block", Block(), torch.randn(1,16,8,8)),
                    ("attn", Attn(), torch.randn(1,10,32))]:
@@ -48,5 +59,5 @@ for name, m, x in [("lenet", LeNet(), torch.randn(1,1,28,28)), ("block", Block()
         try:
             torch.onnx.export(m, (x,), path, dynamo=dynamo, input_names=["x"], output_names=["y"], opset_version=17 if not dynamo else 18)
             print("exported", path)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - report it and export the others
             print("FAILED", path, type(e).__name__, str(e)[:200])
