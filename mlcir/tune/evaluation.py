@@ -1,8 +1,10 @@
-"""Building and timing a scheduled kernel — the measurement helpers of the course chapter.
+"""Timing a scheduled kernel in this process — the helpers of the course chapter.
 
-``evaluate(sch)`` builds ``sch.mod`` and returns its median time on random inputs;
+``evaluate(sch)`` compiles ``sch.mod`` and returns its median time on random inputs;
 ``random_search(mod, schedule_fn, num_trials)`` runs a stochastic schedule function on fresh
 schedules, times each candidate, prints its time and trace, and returns the best schedule.
+No worker processes: a candidate that crashes LLVM ends the process (``tune_kernel`` contains
+that, :mod:`.builder` and :mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from typing import Any, Callable
 import numpy as np
 from mlir import ir
 
-from mlcir.runtime.compile import compile_module as build
 from mlcir.runtime import aligned_array
+from mlcir.runtime.compile import compile_module
 from mlcir.schedule import Schedule, ScheduleError
 
 
@@ -36,7 +38,7 @@ def evaluate(kernel: Schedule | ir.Module, *, target: str = "llvm", number: int 
              ) -> float:
     """Median seconds per call of the (scheduled) kernel."""
     mod = kernel.mod if isinstance(kernel, Schedule) else kernel
-    ex = build(mod, target=target)
+    ex = compile_module(mod, target=target)
     args = inputs if inputs is not None else random_inputs(ex, function)
     return ex.time_evaluator(function, number=number, repeat=repeat, warmup=1)(*args).median
 
