@@ -47,7 +47,7 @@ class NothingBuilt:
     def prepare(self, workload, kernel):
         pass
 
-    def build_candidate(self, workload, trace):
+    def build_candidate(self, _workload, _trace):
         return BuildResult(build_secs=0.0)
 
     def close(self):
@@ -66,7 +66,7 @@ class AnalyticRunner:
     def prepare(self, workload, kernel):
         pass
 
-    def run_candidate(self, workload, trace, build):
+    def run_candidate(self, _workload, trace, _build):
         decision = next(d for i, d in trace["decisions"])
         self.seen.append(decision)
         return RunResult([1e-3 * (1 + abs(math.log2(decision[1]) - 4))])
@@ -305,7 +305,7 @@ class WorkRunner:
         shape = ir.RankedTensorType(next(iter(kernel.body.operations)).arguments[0].type).shape
         self.elements[workload] = math.prod(shape)
 
-    def run_candidate(self, workload, trace, build):
+    def run_candidate(self, workload, _trace, _build):
         n = self.count[workload] = self.count.get(workload, 0) + 1
         return RunResult([self.elements[workload] * 1e-9 / n])
 
@@ -416,7 +416,7 @@ class RememberingModel:
     def __init__(self):
         self.seconds: list[float] = []
 
-    def update(self, workload, features, seconds):
+    def update(self, _workload, features, seconds):
         assert all(len(f) == 1 for f in features)  # the user's features reach the model
         self.seconds += list(seconds)
 

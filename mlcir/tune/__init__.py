@@ -32,6 +32,6 @@ __all__ = ["BuildResult", "BuildRunCoordinator", "Builder", "Candidate", "CostMo
            "GradientScheduler", "LocalBuilder", "LocalRunner", "LoopNestFeatures", "RandomModel",
            "RandomSearch", "Record", "RecordsFile", "RoundRobinScheduler", "RunResult", "Runner",
            "SearchContext", "SearchStrategy", "Task", "TaskScheduler", "TrialResult",
-           "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "default_space", "evaluate",
-           "extract_tasks", "random_inputs", "random_search", "tune_kernel", "tune_module",
-           "workload_hash"]
+           "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_space",
+           "evaluate", "extract_tasks", "random_inputs", "random_search", "tune_kernel",
+           "tune_module", "workload_hash"]

@@ -3,8 +3,9 @@
 ``evaluate(sch)`` compiles ``sch.mod`` and returns its median time on random inputs;
 ``random_search(mod, schedule_fn, num_trials)`` runs a stochastic schedule function on fresh
 schedules, times each candidate, prints its time and trace, and returns the best schedule.
-No worker processes: a candidate that crashes LLVM ends the process (``tune_kernel`` contains
-that, :mod:`.builder` and :mod:`.runner`).
+Everything runs in this process, so a candidate that crashes LLVM ends it; ``tune_kernel``
+builds and runs candidates in worker processes, which contain that (:mod:`.builder`,
+:mod:`.runner`).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ the sequence of candidates (given the same measurements).
 from __future__ import annotations
 
 import random
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -79,6 +80,11 @@ def sample(cx: SearchContext) -> Candidate | None:
     return cx.candidate(sch)
 
 
+def _redraw(chosen: set[int], index: int, _inst: Any) -> Any:
+    """The decision of instruction ``index`` in a mutant: drawn afresh if chosen, else kept."""
+    return RESAMPLE if index in chosen else None
+
+
 def mutate(cx: SearchContext, trace: dict[str, Any], attempts: int = 4) -> Candidate | None:
     """Replay ``trace`` with one sampling decision drawn afresh (a later decision that no
     longer fits is redrawn too); None if no valid mutant was found."""
@@ -92,7 +98,7 @@ def mutate(cx: SearchContext, trace: dict[str, Any], attempts: int = 4) -> Candi
         for _ in range(len(sampling)):
             sch = Schedule(cx.kernel, seed=rng.randrange(1 << 30))
             try:
-                base.apply_to_schedule(sch, decision_provider=lambda i, inst: RESAMPLE if i in chosen else None)
+                base.apply_to_schedule(sch, decision_provider=partial(_redraw, chosen))
             except ScheduleError:
                 failed = len(sch.trace.insts)
                 if failed in sampling and failed not in chosen:

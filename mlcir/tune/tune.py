@@ -31,7 +31,7 @@ from mlcir.target import Target
 from .builder import Builder, make_builder
 from .coordinator import BuildRunCoordinator, TrialResult
 from .cost_model import CostModel, make_cost_model
-from .database import Database, Record, TuningDatabase, trace_key
+from .database import Database, Record, TuningDatabase, trace_key, workload_hash
 from .features import FeatureExtractor, make_feature_extractor
 from .progress import Progress, TaskRow
 from .runner import Runner, make_runner
@@ -246,7 +246,7 @@ def tune_kernel(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     """
     target = Target.parse(target)
     kernel = as_module(mod)
-    task = Task(name, "", kernel, 1, flops(kernel), ["main"])
+    task = Task(name, workload_hash(kernel), kernel, 1, flops(kernel), ["main"])
     config = TuneConfig(target, Path(work_dir), max_trials_global=max_trials,
                         max_trials_per_task=max_trials, num_trials_per_iter=num_trials_per_iter,
                         seed=seed, verbose=verbose, space=space, strategy=strategy,
