@@ -24,10 +24,12 @@ from mlir import ir
 
 from mlcir.schedule import Schedule, ScheduleError, Trace
 from mlcir.schedule.trace import RESAMPLE
+from mlcir.target import Target
 
 from .cost_model import CostModel
 from .database import trace_key
 from .features import FeatureExtractor
+from .space import default_space
 
 
 class DesignSpace(Protocol):
@@ -189,6 +191,15 @@ class EvolutionarySearch:
         cx.rng.shuffle(rest)
         chosen += rest[:count - len(chosen)]
         return chosen
+
+
+def make_space(space: str | DesignSpace, target: Target) -> DesignSpace:
+    """The design space named by a shorthand (``"default"``), or ``space``."""
+    if not isinstance(space, str):
+        return space
+    if space == "default":
+        return default_space(target)
+    raise ValueError(f"unknown design space {space!r} (default, or a schedule function)")
 
 
 def make_strategy(strategy: str | SearchStrategy) -> SearchStrategy:

@@ -35,8 +35,7 @@ from .database import Database, Record, TuningDatabase, trace_key, workload_hash
 from .features import FeatureExtractor, make_feature_extractor
 from .progress import Progress, TaskRow
 from .runner import Runner, make_runner
-from .search import DesignSpace, SearchContext, SearchStrategy, make_strategy
-from .space import default_space
+from .search import DesignSpace, SearchContext, SearchStrategy, make_space, make_strategy
 from .task_scheduler import TaskScheduler, make_task_scheduler
 from .tasks import Task, extract_tasks, flops
 
@@ -66,15 +65,6 @@ class TuneConfig:
     runner: str | Runner = "local"
     database: TuningDatabase | None = None
     task_scheduler: str | TaskScheduler = "gradient"
-
-
-def make_space(space: str | DesignSpace, target: Target) -> DesignSpace:
-    """The design space named by a shorthand (``"default"``), or ``space``."""
-    if not isinstance(space, str):
-        return space
-    if space == "default":
-        return default_space(target)
-    raise ValueError(f"unknown design space {space!r} (default, or a schedule function)")
 
 
 @dataclass
