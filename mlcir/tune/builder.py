@@ -36,7 +36,9 @@ class Builder(Protocol):
     """Builds candidates. The tuner calls :meth:`prepare` once per workload, then
     :meth:`build_candidate` from up to ``workers`` threads at the same time."""
 
-    workers: int  # builds that may run at the same time, one core of this machine each
+    @property
+    def workers(self) -> int:
+        """How many builds may run at the same time (each keeps a core of this machine busy)."""
 
     def prepare(self, workload: str, kernel: ir.Module) -> None:
         """Get ready to build candidates of ``kernel`` (its workload hash is ``workload``)."""

@@ -39,7 +39,9 @@ class Runner(Protocol):
     """Runs built candidates. The tuner calls :meth:`prepare` once per workload, then
     :meth:`run_candidate` for one candidate at a time."""
 
-    cores: int  # cores of this machine that one run keeps busy (0: it runs elsewhere)
+    @property
+    def cores(self) -> int:
+        """The cores of this machine that one run keeps busy (0: it runs elsewhere)."""
 
     def prepare(self, workload: str, kernel: ir.Module) -> None:
         """Get ready to run candidates of ``kernel`` (its workload hash is ``workload``)."""
