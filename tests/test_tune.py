@@ -514,3 +514,51 @@ def test_unknown_shorthands_name_the_choices(tmp_path, small_mm):
         tune_kernel(module, work_dir=tmp_path, strategy="greedy", verbose=0)
     with pytest.raises(ValueError, match=r"unknown task scheduler 'fifo'"):
         tune_module(module, work_dir=tmp_path, task_scheduler="fifo", verbose=0)
+
+
+class Sleeper:
+    """A builder and runner in one: each call sleeps a little and notes when it ran."""
+
+    workers = 1
+
+    def __init__(self, cores):
+        self.cores = cores
+        self.spans: list[tuple[str, float, float]] = []
+
+    def prepare(self, workload, kernel):
+        pass
+
+    def _sleep(self, kind, trace):
+        import time
+
+        start = time.monotonic()
+        time.sleep(0.05)
+        self.spans.append((kind, start, time.monotonic()))
+        return trace["n"]
+
+    def build_candidate(self, _workload, trace):
+        n = self._sleep("build", trace)
+        return BuildResult(error="no" if n == 2 else None, build_secs=float(n))
+
+    def run_candidate(self, _workload, trace, _build):
+        return RunResult([float(self._sleep("run", trace))])
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_builds_and_runs_overlap_unless_a_run_needs_every_core(exclusive):
+    import os
+
+    roles = Sleeper(cores=(os.cpu_count() or 1) if exclusive else 0)
+    traces = [{"n": n} for n in range(4)]
+    seen = []
+    results = BuildRunCoordinator(roles, roles).build_and_run("w", traces, seen.append)
+    assert [r.trace for r in results] == traces and len(seen) == 4  # input order, each reported
+    assert results[2].error == "build: no" and results[3].run_secs == [3.0]
+    assert results[3].build_secs == 3.0 and results[3].error is None
+    builds = [(a, b) for kind, a, b in roles.spans if kind == "build"]
+    runs = [(a, b) for kind, a, b in roles.spans if kind == "run"]
+    overlap = any(a < d and c < b for a, b in builds for c, d in runs)
+    assert overlap != exclusive
