@@ -25,7 +25,7 @@ from mlcir.passes.gpu_map import default_tiling
 from mlcir.passes.gpu_ir import in_launch, walk
 from mlcir.passes.pipelines import cpu_bufferize, cpu_frontend, cpu_to_llvm
 from mlcir.paths import llvm_tool
-from mlcir.runtime.model_file import read_library, read_metadata
+from mlcir.runtime.model_file import read_library
 from mlcir.target import Target
 from mlcir.targets import cuda
 from mlcir.testing import kernels, mlp, onnx_models

@@ -16,10 +16,10 @@ from mlcir.passes.bind_params import bind_params
 from mlcir.schedule import Schedule
 from mlcir.target import Target
 from mlcir.testing import kernels, mlp
-from mlcir.tune import Database, Record, extract_tasks, tune_kernel, tune_module, workload_hash
+from mlcir.tune import (BuildResult, BuildRunCoordinator, Database, LocalBuilder, LocalRunner,
+                        Record, RunResult, extract_tasks, tune_kernel, tune_module, workload_hash)
 from mlcir.tune.cost_model import XGBModel, ranking_quality
 from mlcir.tune.database import trace_key
-from mlcir.tune.measure_workers import LocalMeasurer, MeasureResult
 
 
 @pytest.fixture(scope="module")
@@ -39,33 +39,37 @@ def split_space(sch: Schedule) -> None:
     sch.reorder(i, j0, k, j1)
 
 
-class AnalyticMeasurer:
-    """Measures nothing: the 'time' of a candidate is a known function of its j split (best at
+class NothingBuilt:
+    """A builder for runners that need no library: builds nothing."""
+
+    workers = 1
+
+    def prepare(self, workload, kernel):
+        pass
+
+    def build_candidate(self, _workload, _trace):
+        return BuildResult(build_secs=0.0)
+
+    def close(self):
+        pass
+
+
+class AnalyticRunner:
+    """Runs nothing: the 'time' of a candidate is a known function of its j split (best at
     j1 = 16), so a search's result is exact and reproducible."""
+
+    cores = 0
 
     def __init__(self):
         self.seen: list[list[int]] = []
 
-    # The measurer's interface: nothing to prepare, and `prepared` is that nothing.
-    def prepare(self, workload, kernel):  # noqa: ARG002
-        return None
+    def prepare(self, workload, kernel):
+        pass
 
-    def measure(self, prepared, traces, on_result=None):  # noqa: ARG002
-        out = []
-        for t in traces:
-            decision = next(d for i, d in t["decisions"])
-            self.seen.append(decision)
-            secs = 1e-3 * (1 + abs(math.log2(decision[1]) - 4))
-            sch = Schedule(self.kernel)
-            from mlcir.schedule import Trace
-            from mlcir.tune.features import extract
-
-            Trace.from_json(t).apply_to_schedule(sch)
-            result = MeasureResult(t, [secs], None, extract(sch), 0.0)
-            out.append(result)
-            if on_result:
-                on_result(result)
-        return out
+    def run_candidate(self, _workload, trace, _build):
+        decision = next(d for i, d in trace["decisions"])
+        self.seen.append(decision)
+        return RunResult([1e-3 * (1 + abs(math.log2(decision[1]) - 4))])
 
     def close(self):
         pass
@@ -113,31 +117,28 @@ def test_workload_hash_ignores_names_and_locations():
 @pytest.mark.parametrize("strategy", ["random", "evolutionary"])
 def test_strategies_find_the_known_best_split(tmp_path, small_mm, strategy):
     module, _ = small_mm
-    measurer = AnalyticMeasurer()
-    measurer.kernel = module
+    runner = AnalyticRunner()
     best = tune_kernel(module, work_dir=tmp_path / strategy, max_trials=7, space=split_space,
                        strategy=strategy, num_trials_per_iter=4, seed=3, verbose=0,
-                       measurer=measurer)
+                       builder=NothingBuilt(), runner=runner)
     assert best.trace.insts[2].decision == [4, 16]
     assert best.latency == pytest.approx(1e-3)
     # the same seed gives the same sequence of candidates
-    again = AnalyticMeasurer()
-    again.kernel = module
+    again = AnalyticRunner()
     tune_kernel(module, work_dir=tmp_path / f"{strategy}-again", max_trials=7, space=split_space,
-                strategy=strategy, num_trials_per_iter=4, seed=3, verbose=0, measurer=again)
-    assert again.seen == measurer.seen
+                strategy=strategy, num_trials_per_iter=4, seed=3, verbose=0,
+                builder=NothingBuilt(), runner=again)
+    assert again.seen == runner.seen
 
 
 def test_resume_skips_measured_traces(tmp_path, small_mm):
     module, _ = small_mm
-    first = AnalyticMeasurer()
-    first.kernel = module
+    first = AnalyticRunner()
     tune_kernel(module, work_dir=tmp_path, max_trials=3, space=split_space, strategy="random",
-                seed=0, verbose=0, measurer=first)
-    second = AnalyticMeasurer()
-    second.kernel = module
+                seed=0, verbose=0, builder=NothingBuilt(), runner=first)
+    second = AnalyticRunner()
     tune_kernel(module, work_dir=tmp_path, max_trials=6, space=split_space, strategy="random",
-                seed=0, verbose=0, measurer=second)
+                seed=0, verbose=0, builder=NothingBuilt(), runner=second)
     assert len(first.seen) == 3 and len(second.seen) == 3
     assert not {tuple(d) for d in first.seen} & {tuple(d) for d in second.seen}
     assert len(Database(tmp_path).records()) == 6
@@ -174,13 +175,16 @@ def test_crashing_hanging_and_wrong_candidates_are_contained(tmp_path, small_mm,
     keys = [trace_key(t) for t in traces]
     monkeypatch.setenv("MLCIR_TUNE_FAULTS", json.dumps({
         keys[0]: "build-crash", keys[1]: "run-crash", keys[2]: "run-hang", keys[3]: "build-hang"}))
-    measurer = LocalMeasurer(tmp_path, Target.parse("llvm -threads=1"), build_timeout=20,
-                             run_timeout=5)
+    target = Target.parse("llvm -threads=1")
+    workload = workload_hash(module)
+    builder, runner = LocalBuilder(tmp_path, target, timeout=20), LocalRunner(tmp_path, target, timeout=5)
     try:
-        prepared = measurer.prepare(workload_hash(module), module)
-        results = measurer.measure(prepared, traces)
+        coordinator = BuildRunCoordinator(builder, runner)
+        coordinator.prepare(workload, module)
+        results = coordinator.build_and_run(workload, traces)
     finally:
-        measurer.close()
+        builder.close()
+        runner.close()
     errors = {trace_key(r.trace): r.error for r in results}
     assert errors[keys[0]].startswith("build: builder crashed (signal 6, SIGABRT)")
     assert errors[keys[1]].startswith("run: runner crashed (signal 6, SIGABRT)")
@@ -189,15 +193,18 @@ def test_crashing_hanging_and_wrong_candidates_are_contained(tmp_path, small_mm,
     assert errors[keys[4]] is None  # the search goes on after each failure
 
     # A candidate whose result differs from the reference run is recorded as failed.
-    data = dict(np.load(prepared.data_path))
+    data = dict(np.load(runner.reference_path(workload)))
     data["output0"] = data["output0"] + 1.0
-    np.savez(prepared.data_path, **data)
-    measurer = LocalMeasurer(tmp_path, Target.parse("llvm -threads=1"))
+    np.savez(runner.reference_path(workload), **data)
+    builder, runner = LocalBuilder(tmp_path, target), LocalRunner(tmp_path, target)
     monkeypatch.delenv("MLCIR_TUNE_FAULTS")
     try:
-        (result,) = measurer.measure(prepared, traces[4:])
+        coordinator = BuildRunCoordinator(builder, runner)
+        coordinator.prepare(workload, module)
+        (result,) = coordinator.build_and_run(workload, traces[4:])
     finally:
-        measurer.close()
+        builder.close()
+        runner.close()
     assert result.error.startswith("run: wrong result: output 0 differs from the reference")
 
 
@@ -264,7 +271,7 @@ def _tuner(weight: int, history: list[float], done: bool = False):
 
 
 def test_gradient_scheduler_spends_trials_where_the_weighted_gain_is_largest():
-    from mlcir.tune.tune import GradientScheduler
+    from mlcir.tune.task_scheduler import GradientScheduler
 
     pick = GradientScheduler().pick
     converged = _tuner(1, [6000e-6, 900e-6] + [345e-6] * 17)  # 19 rounds, flat for long
@@ -285,26 +292,22 @@ def test_gradient_scheduler_spends_trials_where_the_weighted_gain_is_largest():
     assert pick([_tuner(1, [1e-3], done=True), converged]) is converged
 
 
-class WorkMeasurer:
-    """'Time' = elements / a speed that grows with every candidate measured per task."""
+class WorkRunner:
+    """'Time' = elements / a speed that grows with every candidate run per task."""
+
+    cores = 0
 
     def __init__(self):
         self.count: dict[str, int] = {}
+        self.elements: dict[str, int] = {}
 
     def prepare(self, workload, kernel):
         shape = ir.RankedTensorType(next(iter(kernel.body.operations)).arguments[0].type).shape
-        return workload, math.prod(shape)
+        self.elements[workload] = math.prod(shape)
 
-    def measure(self, prepared, traces, on_result=None):
-        workload, elements = prepared
-        out = []
-        for t in traces:
-            n = self.count[workload] = self.count.get(workload, 0) + 1
-            result = MeasureResult(t, [elements * 1e-9 / n], None, [0.0] * 8, 0.0)
-            out.append(result)
-            if on_result:
-                on_result(result)
-        return out
+    def run_candidate(self, workload, _trace, _build):
+        n = self.count[workload] = self.count.get(workload, 0) + 1
+        return RunResult([self.elements[workload] * 1e-9 / n])
 
     def close(self):
         pass
@@ -336,7 +339,8 @@ def test_tune_module_gives_a_slow_task_more_rounds(tmp_path):
     trials than round-robin would (12 and 12); both get their first round."""
     db = tune_module(_relu_model((256, 256), (16, 16)), target="llvm", work_dir=tmp_path,
                      max_trials_global=24, num_trials_per_iter=2, space=tile_everything,
-                     strategy="random", cost_model="random", measurer=WorkMeasurer(), verbose=0)
+                     strategy="random", cost_model="random", builder=NothingBuilt(),
+                     runner=WorkRunner(), verbose=0)
     trials = _trials(db)
     assert sum(trials.values()) == 24
     assert trials["relu"] > 3 * trials["relu_1"] >= 6, trials
@@ -347,7 +351,7 @@ def test_a_small_budget_still_reaches_every_task(tmp_path):
     db = tune_module(_relu_model((64, 64), (32, 32), (16, 16), (8, 8)), target="llvm",
                      work_dir=tmp_path, max_trials_global=10, num_trials_per_iter=8,
                      space=tile_everything, strategy="random", cost_model="random",
-                     measurer=WorkMeasurer(), verbose=0)
+                     builder=NothingBuilt(), runner=WorkRunner(), verbose=0)
     trials = _trials(db)
     assert sum(trials.values()) == 10 and len(trials) == 4 and min(trials.values()) >= 2, trials
 
@@ -373,3 +377,188 @@ def test_task_kernels_are_measured_without_copies_of_their_output():
         lowered = clone_module(task.module)
         run_pipeline(lowered, "mlcir-cpu-bufferize")
         assert "memref.copy" not in str(lowered)
+
+
+class FreshSamples:
+    """A user's search strategy: fresh samples of the space, in the order drawn."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def generate(self, cx, count):
+        self.calls += 1
+        out: dict[str, object] = {}
+        for _ in range(count * 20):
+            sch = Schedule(cx.kernel, seed=cx.rng.randrange(1 << 30))
+            cx.space(sch)
+            cand = cx.candidate(sch)
+            if cand.key not in cx.measured:
+                out.setdefault(cand.key, cand)
+            if len(out) == count:
+                break
+        return list(out.values())
+
+
+class LoopCount:
+    """A user's feature extractor: the number of scheduling instructions."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def extract(self, sch):
+        self.calls += 1
+        return [float(len(sch.trace.insts))]
+
+
+class RememberingModel:
+    """A user's cost model: remembers what it was told, predicts nothing."""
+
+    def __init__(self):
+        self.seconds: list[float] = []
+
+    def update(self, _workload, features, seconds):
+        assert all(len(f) == 1 for f in features)  # the user's features reach the model
+        self.seconds += list(seconds)
+
+    def predict(self, features):
+        return np.zeros(len(features))
+
+
+class MemoryDatabase:
+    """A user's database: records in a list."""
+
+    def __init__(self):
+        self.workloads: dict[str, mlcir.tune.Workload] = {}
+        self.committed: list[Record] = []
+
+    def commit_workload(self, module, name=""):
+        from mlcir.tune.database import canonical_text
+
+        h = workload_hash(module)
+        return self.workloads.setdefault(h, mlcir.tune.Workload(h, name, canonical_text(module)))
+
+    def commit_record(self, rec):
+        self.committed.append(rec)
+
+    def records(self, workload=None, target=None):
+        return [r for r in self.committed if workload in (None, r.workload)
+                and target in (None, r.target)]
+
+    def best(self, workload, target, k=1):
+        return sorted((r for r in self.records(workload, target) if r.ok),
+                      key=lambda r: r.mean_secs)[:k]
+
+
+class CheckingRunner:
+    """A user's runner around the local one: checks each library exists before it runs."""
+
+    def __init__(self, local: LocalRunner):
+        self.local = local
+        self.cores = local.cores
+        self.runs = 0
+
+    def prepare(self, workload, kernel):
+        self.local.prepare(workload, kernel)
+
+    def run_candidate(self, workload, trace, build):
+        from pathlib import Path
+
+        assert Path(build.artifact).is_file()
+        self.runs += 1
+        return self.local.run_candidate(workload, trace, build)
+
+    def close(self):
+        self.local.close()
+
+
+def test_user_written_roles_are_called_and_their_record_applies(tmp_path):
+    """Every role is swappable: a strategy, feature extractor, cost model, database and runner
+    written here tune a model's kernel; the record applies and computes the right numbers."""
+    from mlcir.tune.apply import apply_records
+
+    text = """
+    func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+      %0 = "graph.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+      %1 = "graph.relu"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+      return %1 : tensor<4x16xf32>
+    }"""
+    ctx = mlcir.make_context()
+    with ctx:
+        model = mlcir.parse(text)
+    target = Target.parse("llvm -threads=1")
+    strategy, extractor, cost_model = FreshSamples(), LoopCount(), RememberingModel()
+    db, runner = MemoryDatabase(), CheckingRunner(LocalRunner(tmp_path, target))
+    try:
+        returned = tune_module(model, target=target, work_dir=tmp_path, max_trials_global=4,
+                               num_trials_per_iter=2, strategy=strategy, cost_model=cost_model,
+                               feature_extractor=extractor, database=db, runner=runner,
+                               verbose=0)
+    finally:
+        runner.close()
+    assert returned is db and len(db.committed) == 4 and all(r.ok for r in db.committed)
+    assert strategy.calls == 2 and runner.runs == 4 and len(cost_model.seconds) == 4
+    assert extractor.calls >= 4 and all(r.features == [float(len(r.trace["insts"]))]
+                                        for r in db.committed)
+    assert not (tmp_path / "database").exists()  # the user's database was the only one
+    with model.context:
+        assert apply_records(mlcir.ir.clone_module(model), db, target) == ["fused_matmul_relu"]
+    ex = mlcir.build(model, target=target, records=db)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((4, 8), np.float32), rng.standard_normal((8, 16), np.float32)
+    np.testing.assert_allclose(ex.main(x, w), np.maximum(x @ w, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_unknown_shorthands_name_the_choices(tmp_path, small_mm):
+    module, _ = small_mm
+    with pytest.raises(ValueError, match=r"unknown search strategy 'greedy' \(random, evolutionary\)"):
+        tune_kernel(module, work_dir=tmp_path, strategy="greedy", verbose=0)
+    with pytest.raises(ValueError, match=r"unknown task scheduler 'fifo'"):
+        tune_module(module, work_dir=tmp_path, task_scheduler="fifo", verbose=0)
+
+
+class Sleeper:
+    """A builder and runner in one: each call sleeps a little and notes when it ran."""
+
+    workers = 1
+
+    def __init__(self, cores):
+        self.cores = cores
+        self.spans: list[tuple[str, float, float]] = []
+
+    def prepare(self, workload, kernel):
+        pass
+
+    def _sleep(self, kind, trace):
+        import time
+
+        start = time.monotonic()
+        time.sleep(0.05)
+        self.spans.append((kind, start, time.monotonic()))
+        return trace["n"]
+
+    def build_candidate(self, _workload, trace):
+        n = self._sleep("build", trace)
+        return BuildResult(error="no" if n == 2 else None, build_secs=float(n))
+
+    def run_candidate(self, _workload, trace, _build):
+        return RunResult([float(self._sleep("run", trace))])
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_builds_and_runs_overlap_unless_a_run_needs_every_core(exclusive):
+    import os
+
+    roles = Sleeper(cores=(os.cpu_count() or 1) if exclusive else 0)
+    traces = [{"n": n} for n in range(4)]
+    seen = []
+    results = BuildRunCoordinator(roles, roles).build_and_run("w", traces, seen.append)
+    assert [r.trace for r in results] == traces and len(seen) == 4  # input order, each reported
+    assert results[2].error == "build: no" and results[3].run_secs == [3.0]
+    assert results[3].build_secs == 3.0 and results[3].error is None
+    builds = [(a, b) for kind, a, b in roles.spans if kind == "build"]
+    runs = [(a, b) for kind, a, b in roles.spans if kind == "run"]
+    overlap = any(a < d and c < b for a, b in builds for c, d in runs)
+    assert overlap != exclusive

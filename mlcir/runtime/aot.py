@@ -108,7 +108,7 @@ def link_shared_object(engine: ExecutionEngine, path: str | Path, *,
             if function is not None:
                 engine.lookup(function)
             engine.dump_to_object_file(str(obj))
-        except Exception as error:  # the bindings raise RuntimeError with LLVM's message
+        except Exception as error:  # noqa: BLE001 - the bindings raise RuntimeError with LLVM's message
             raise BuildError(f"code generation failed: {error}") from None
         sources = [str(obj)]
         if library_symbols:
@@ -129,7 +129,7 @@ def compile_shared_object(module: ir.Module, path: str | Path, *, opt_level: int
     """Compile an LLVM-dialect ``module`` into the shared library ``path``."""
     try:
         engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared_libraries())
-    except Exception as error:  # the bindings raise RuntimeError with LLVM's message
+    except Exception as error:  # noqa: BLE001 - the bindings raise RuntimeError with LLVM's message
         raise BuildError(f"code generation failed: {error}") from None
     return link_shared_object(engine, path)
 

@@ -38,7 +38,7 @@ def create_engine(module: ir.Module, *, opt_level: int,
     long as it."""
     try:
         engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared_libraries())
-    except Exception as error:  # the bindings raise RuntimeError with LLVM's message
+    except Exception as error:  # noqa: BLE001 - the bindings raise RuntimeError with LLVM's message
         raise BuildError(f"JIT compilation failed: {error}") from None
     callbacks = []
     for symbol, (name, specs) in libraries.items():

@@ -31,10 +31,10 @@ def consumers(sch: Schedule, block: Block) -> list[Block]:
             if any(op.producer == block.name and not op.is_init for op in b.operands)]
 
 
-def attempt(fn: Callable[[], object]) -> bool:
-    """Apply ``fn`` if the schedule takes it; whether it did."""
+def attempt(fn: Callable[..., object], *args: object) -> bool:
+    """Apply ``fn(*args)`` if the schedule takes it; whether it did."""
     try:
-        fn()
+        fn(*args)
         return True
     except ScheduleError:
         return False
@@ -47,4 +47,4 @@ def inline_elementwise(sch: Schedule, func: str) -> None:
         readers = consumers(sch, block)
         if elementwise(block) and readers and all(
                 elementwise(c) or c.op_name == "linalg.generic" for c in readers):
-            attempt(lambda: sch.compute_inline(sch.get_block(block.name, func)))
+            attempt(sch.compute_inline, sch.get_block(block.name, func))

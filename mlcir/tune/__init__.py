@@ -1,19 +1,37 @@
 """Tuning: MetaSchedule's shape on mlcir's schedules.
 
-Design spaces (:mod:`.space`), search strategies (:mod:`.search`), an XGBoost cost model
-(:mod:`.cost_model`), builders and a runner in worker processes (:mod:`.measure_workers`), a
-JSON-lines database (:mod:`.database`), tasks of whole models and a task scheduler
-(:mod:`.tasks`, :mod:`.tune`). ``mlcir.build(mod, records=db)`` applies the results.
+Every role is a small protocol with its implementations beside it, given to
+:func:`tune_kernel` / :func:`tune_module` as an object or by its shorthand name: design space
+(:mod:`.search`'s ``DesignSpace``; the default rules in :mod:`.space`), search strategy
+(:mod:`.search`), cost model (:mod:`.cost_model`), feature extractor (:mod:`.features`),
+builder and runner in worker processes (:mod:`.builder`, :mod:`.runner`, working together in
+:mod:`.coordinator`), database (:mod:`.database`) and task scheduler (:mod:`.task_scheduler`)
+for the tasks of whole models (:mod:`.tasks`). ``mlcir.build(mod, records=db)`` applies the
+results.
 """
 
 from __future__ import annotations
 
-from .database import Database, Record, Workload, workload_hash
-from .measure import evaluate, random_inputs, random_search
+from .builder import Builder, BuildResult, LocalBuilder
+from .coordinator import BuildRunCoordinator, TrialResult
+from .cost_model import CostModel, RandomModel, XGBModel
+from .database import Database, Record, TuningDatabase, Workload, workload_hash
+from .evaluation import evaluate, random_inputs, random_search
+from .features import FeatureExtractor, LoopNestFeatures
+from .records_file import RecordsFile
+from .runner import LocalRunner, Runner, RunResult
+from .search import (Candidate, DesignSpace, EvolutionarySearch, RandomSearch, SearchContext,
+                     SearchStrategy)
 from .space import default_space
+from .task_scheduler import GradientScheduler, RoundRobinScheduler, TaskScheduler
 from .tasks import Task, extract_tasks
-from .tune import TuneResult, tune_kernel, tune_module
+from .tune import TuneConfig, TuneResult, tune_kernel, tune_module
 
-__all__ = ["Database", "Record", "Task", "TuneResult", "Workload", "default_space", "evaluate",
-           "extract_tasks", "random_inputs", "random_search", "tune_kernel", "tune_module",
-           "workload_hash"]
+__all__ = ["BuildResult", "BuildRunCoordinator", "Builder", "Candidate", "CostModel",
+           "Database", "DesignSpace", "EvolutionarySearch", "FeatureExtractor",
+           "GradientScheduler", "LocalBuilder", "LocalRunner", "LoopNestFeatures", "RandomModel",
+           "RandomSearch", "Record", "RecordsFile", "RoundRobinScheduler", "RunResult", "Runner",
+           "SearchContext", "SearchStrategy", "Task", "TaskScheduler", "TrialResult",
+           "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_space",
+           "evaluate", "extract_tasks", "random_inputs", "random_search", "tune_kernel",
+           "tune_module", "workload_hash"]

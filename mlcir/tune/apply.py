@@ -17,15 +17,16 @@ from mlcir.passes import run_pipeline
 from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
 
-from .database import Database, workload_hash
+from .database import Database, TuningDatabase, workload_hash
 from .records_file import RecordsFile
 from .tasks import extract_kernel, kernel_functions, workload_kernel
 
 
-def as_database(records: Any) -> Database:
-    """A database from a :class:`Database`, its work_dir (or its ``database/records.json``), or
-    a records file written by ``mlcir tune -o`` (:mod:`.records_file`)."""
-    if isinstance(records, Database):
+def as_database(records: Any) -> TuningDatabase:
+    """A database from a database object (a :class:`Database` or another
+    :class:`TuningDatabase`), a work_dir (or its ``database/records.json``), or a records file
+    written by ``mlcir tune -o`` (:mod:`.records_file`)."""
+    if isinstance(records, TuningDatabase):
         return records
     if isinstance(records, (str, Path)):
         path = Path(records)
@@ -39,7 +40,7 @@ def as_database(records: Any) -> Database:
                                     f"{path / 'database' / 'records.json'}, or a records file "
                                     "written by `mlcir tune -o`)")
         return Database(path)
-    raise TypeError("records must be a Database, a work_dir path or a records file, got "
+    raise TypeError("records must be a tuning database, a work_dir path or a records file, got "
                     f"{type(records).__name__}")
 
 

@@ -1,8 +1,9 @@
 """Cost models: predict how fast a candidate will run, to choose what to measure.
 
-``XGBModel`` is MetaSchedule's: gradient-boosted trees (XGBoost, imported lazily) trained
-online on the features of every measured candidate (:mod:`.features`) against its
-*normalized throughput* — the workload's best measured time divided by the candidate's
+:class:`CostModel` is the role's interface. ``RandomModel`` (shorthand ``"random"``) predicts
+noise. ``XGBModel`` (``"xgb"``) is MetaSchedule's: gradient-boosted trees (XGBoost, imported
+lazily) trained online on the features of every measured candidate (:mod:`.features`) against
+its *normalized throughput* — the workload's best measured time divided by the candidate's
 (1.0 for the best, near 0 for slow or failed ones). Normalizing per workload lets one model
 learn from several tasks. Until it has seen ``min_samples`` measurements it predicts a
 constant, and the search falls back to random choices.
@@ -10,19 +11,21 @@ constant, and the search falls back to random choices.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from pathlib import Path
 from typing import Protocol, Sequence
 
 import numpy as np
 
 
 class CostModel(Protocol):
-    def update(self, workload: str, features: Sequence[Sequence[float]],
-               seconds: Sequence[float]) -> None: ...
+    """Learns from measured candidates; scores unmeasured ones (higher: expected faster)."""
 
-    def predict(self, features: Sequence[Sequence[float]]) -> np.ndarray: ...
+    def update(self, workload: str, features: Sequence[Sequence[float]],
+               seconds: Sequence[float]) -> None:
+        """Add measurements of a workload's candidates (``inf`` seconds: failed)."""
+
+    def predict(self, features: Sequence[Sequence[float]]) -> np.ndarray:
+        """A score per candidate's features."""
 
 
 class RandomModel:
@@ -31,17 +34,19 @@ class RandomModel:
     def __init__(self, seed: int = 0):
         self.rng = np.random.default_rng(seed)
 
-    def update(self, workload: str, features, seconds) -> None:
+    def update(self, workload: str, features: Sequence[Sequence[float]],
+               seconds: Sequence[float]) -> None:
         pass
 
-    def predict(self, features) -> np.ndarray:
+    def predict(self, features: Sequence[Sequence[float]]) -> np.ndarray:
         return self.rng.random(len(features))
 
 
 class XGBModel:
+    """Gradient-boosted trees on normalized throughput (see the module docstring)."""
+
     def __init__(self, seed: int = 0, min_samples: int = 8, rounds: int = 60,
                  max_depth: int = 6, learning_rate: float = 0.2):
-        self.seed = seed
         self.min_samples = min_samples
         self.rounds = rounds
         self.params = {"max_depth": max_depth, "eta": learning_rate, "objective": "reg:squarederror",
@@ -88,29 +93,16 @@ class XGBModel:
 
         return self._booster.predict(xgb.DMatrix(np.asarray(features, np.float32)))
 
-    def save(self, path: str | Path) -> None:
-        path = Path(path)
-        if self._booster is not None:
-            self._booster.save_model(str(path.with_suffix(".ubj")))
-        path.with_suffix(".json").write_text(json.dumps({k: v for k, v in self._data.items()}))
 
-    def load(self, path: str | Path) -> None:
-        path = Path(path)
-        data = json.loads(path.with_suffix(".json").read_text())
-        for workload, (xs, ys) in data.items():
-            self._data[workload] = (xs, ys)
-        if self.samples >= self.min_samples:
-            self._train()
-
-
-def make_cost_model(kind: "str | CostModel", seed: int = 0) -> CostModel:
-    if not isinstance(kind, str):
-        return kind
-    if kind == "xgb":
+def make_cost_model(model: str | CostModel, seed: int = 0) -> CostModel:
+    """The model named by a shorthand (``"xgb"``, ``"random"``), or ``model``."""
+    if not isinstance(model, str):
+        return model
+    if model == "xgb":
         return XGBModel(seed=seed)
-    if kind == "random":
+    if model == "random":
         return RandomModel(seed)
-    raise ValueError(f"unknown cost model {kind!r} (xgb, random)")
+    raise ValueError(f"unknown cost model {model!r} (xgb, random)")
 
 
 def ranking_quality(predicted: Sequence[float], seconds: Sequence[float], k: int = 5

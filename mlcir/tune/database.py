@@ -1,5 +1,7 @@
 """The tuning database: append-only JSON lines of workloads and measured records.
 
+:class:`TuningDatabase` is the role's interface (what the tuner and ``mlcir.build(...,
+records=)`` use); :class:`Database` is the JSON-lines implementation, the default.
 ``<work_dir>/database/workloads.json`` holds one line per workload (a kernel, identified by a
 structural hash), ``records.json`` one line per measured candidate: the workload, the target it
 was measured on, the decided trace, the measured seconds (or why the candidate failed) and its
@@ -18,7 +20,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol, runtime_checkable
 
 from mlir import ir
 
@@ -81,6 +83,23 @@ def trace_key(trace_json: dict[str, Any]) -> str:
 
 class DatabaseError(ValueError):
     pass
+
+
+@runtime_checkable
+class TuningDatabase(Protocol):
+    """Stores workloads and measured records; answers which records are fastest."""
+
+    def commit_workload(self, module: ir.Module, name: str = "") -> Workload:
+        """The workload of a kernel module (its hash is :func:`workload_hash`), added once."""
+
+    def commit_record(self, rec: Record) -> None:
+        """Add a measured record of a committed workload."""
+
+    def records(self, workload: str | None = None, target: str | None = None) -> list[Record]:
+        """Every record (of a workload, of a target key)."""
+
+    def best(self, workload: str, target: str, k: int = 1) -> list[Record]:
+        """The ``k`` fastest successful records of a workload on ``target``."""
 
 
 class Database:

@@ -1,8 +1,9 @@
 """Cost-model features of a scheduled kernel.
 
-Computed from the schedule's logical loop nests — the loops the transform script materializes,
-one for one, so these are the scheduled IR's loops (extents, kinds, annotations) without
-re-analysing the lowered code. For the block with the most work (its "main" block):
+:class:`FeatureExtractor` is the role's interface; :class:`LoopNestFeatures` (shorthand
+``"loop-nest"``) is :func:`extract`, computed from the schedule's logical loop nests — the
+loops the transform script materializes, one for one, so these are the scheduled IR's loops
+(extents, kinds, annotations) without re-analysing the lowered code. For the block with the most work (its "main" block):
 
 - for each of its 8 innermost enclosing loops (innermost first; missing loops are zeros):
   ``log2(extent)``, reduction?, parallel?, inside the vector tile?, ``log2(unroll factor)``,
@@ -19,7 +20,7 @@ Documented in docs/tuning.md.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from mlcir.schedule import Schedule
@@ -119,3 +120,25 @@ def extract(sch: "Schedule") -> list[float]:
                  float(len(blocks)), vec_work / total if total else 0.0, _log2(unroll)]
     assert len(features) == LENGTH
     return features
+
+
+class FeatureExtractor(Protocol):
+    """Turns a scheduled kernel into the fixed-length vector a cost model learns from."""
+
+    def extract(self, sch: "Schedule") -> list[float]: ...
+
+
+class LoopNestFeatures:
+    """The features of the main block's loop nest (:func:`extract`)."""
+
+    def extract(self, sch: "Schedule") -> list[float]:
+        return extract(sch)
+
+
+def make_feature_extractor(extractor: str | FeatureExtractor) -> FeatureExtractor:
+    """The extractor named by a shorthand (``"loop-nest"``), or ``extractor``."""
+    if not isinstance(extractor, str):
+        return extractor
+    if extractor == "loop-nest":
+        return LoopNestFeatures()
+    raise ValueError(f"unknown feature extractor {extractor!r} (loop-nest)")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, NoReturn
 
 from mlcir.runtime.model_file import write_atomically
 
@@ -93,7 +94,7 @@ class RecordsFile(Database):
                                         f"version {SCHEMA_VERSION}")
                 return
 
-    def commit_workload(self, *args, **kwargs):  # type: ignore[override]
+    def commit_workload(self, *_args: Any, **_kwargs: Any) -> NoReturn:  # type: ignore[override]
         raise DatabaseError(f"{self.path} is a read-only records file; tune into a work_dir")
 
     commit_record = commit_workload  # type: ignore[assignment]

@@ -1,31 +1,42 @@
 """Search strategies: which candidates of a design space to measure next.
 
-``RandomSearch`` draws fresh samples of the space. ``EvolutionarySearch`` is MetaSchedule's: a
-population of the best measured traces plus fresh samples evolves for a few generations by
-mutating sampled decisions (a mutant replays its trace with one decision drawn afresh), parents
-chosen in proportion to the cost model's predicted score; the best predicted unmeasured
-candidates are measured, plus an ``epsilon`` share of random ones (epsilon-greedy). Both draw
-every random choice from one ``random.Random(seed)``, so a seed reproduces the sequence of
-candidates (given the same measurements).
+A :class:`SearchStrategy` proposes candidates for one task at a time from its
+:class:`SearchContext` (the kernel, its design space, the cost model, the feature extractor,
+what is already measured and the task's random state), so one strategy object serves every
+task of a model. ``RandomSearch`` draws fresh samples of the space. ``EvolutionarySearch`` is
+MetaSchedule's: a population of the best measured traces plus fresh samples evolves for a few
+generations by mutating sampled decisions (a mutant replays its trace with one decision drawn
+afresh), parents chosen in proportion to the cost model's predicted score; the best predicted
+unmeasured candidates are measured, plus an ``epsilon`` share of random ones (epsilon-greedy).
+Both draw every random choice from the context's ``random.Random(seed)``, so a seed reproduces
+the sequence of candidates (given the same measurements).
 """
 
 from __future__ import annotations
 
 import random
+from functools import partial
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Protocol
 
 import numpy as np
 from mlir import ir
 
 from mlcir.schedule import Schedule, ScheduleError, Trace
 from mlcir.schedule.trace import RESAMPLE
+from mlcir.target import Target
 
 from .cost_model import CostModel
 from .database import trace_key
-from .features import extract
+from .features import FeatureExtractor
+from .space import default_space
 
-SpaceFn = Callable[[Schedule], None]
+
+class DesignSpace(Protocol):
+    """A stochastic schedule function: shapes a fresh schedule of the kernel, drawing its
+    choices with the schedule's sampling primitives (each draw a decision in the trace)."""
+
+    def __call__(self, sch: Schedule) -> None: ...
 
 
 @dataclass
@@ -37,33 +48,49 @@ class Candidate:
 
 @dataclass
 class SearchContext:
-    """What a strategy works with: the kernel, its space, what is already measured."""
+    """What a strategy works with for one task."""
 
     kernel: ir.Module
-    space: SpaceFn
+    space: DesignSpace
+    cost_model: CostModel
+    feature_extractor: FeatureExtractor
+    rng: random.Random
     measured: set[str] = field(default_factory=set)            # trace keys
     best_traces: list[dict[str, Any]] = field(default_factory=list)  # fastest first
 
+    def candidate(self, sch: Schedule) -> Candidate:
+        """The candidate of a shaped schedule: its trace, features and key."""
+        data = sch.trace.as_json()
+        return Candidate(data, self.feature_extractor.extract(sch), trace_key(data))
 
-def _candidate(sch: Schedule) -> Candidate:
-    data = sch.trace.as_json()
-    return Candidate(data, extract(sch), trace_key(data))
+
+class SearchStrategy(Protocol):
+    """Proposes the candidates to measure next."""
+
+    def generate(self, cx: SearchContext, count: int) -> list[Candidate]:
+        """Up to ``count`` candidates of ``cx``'s task not measured yet (none: the task's
+        space is exhausted)."""
 
 
-def sample(cx: SearchContext, rng: random.Random) -> Candidate | None:
+def sample(cx: SearchContext) -> Candidate | None:
     """A fresh sample of the space (None if the space rejected this draw)."""
-    sch = Schedule(cx.kernel, seed=rng.randrange(1 << 30))
+    sch = Schedule(cx.kernel, seed=cx.rng.randrange(1 << 30))
     try:
         cx.space(sch)
     except ScheduleError:
         return None
-    return _candidate(sch)
+    return cx.candidate(sch)
 
 
-def mutate(cx: SearchContext, trace: dict[str, Any], rng: random.Random,
-           attempts: int = 4) -> Candidate | None:
+def _redraw(chosen: set[int], index: int, _inst: Any) -> Any:
+    """The decision of instruction ``index`` in a mutant: drawn afresh if chosen, else kept."""
+    return RESAMPLE if index in chosen else None
+
+
+def mutate(cx: SearchContext, trace: dict[str, Any], attempts: int = 4) -> Candidate | None:
     """Replay ``trace`` with one sampling decision drawn afresh (a later decision that no
     longer fits is redrawn too); None if no valid mutant was found."""
+    rng = cx.rng
     base = Trace.from_json(trace)
     sampling = [i for i, inst in enumerate(base.insts) if inst.kind.is_sampling]
     if not sampling:
@@ -73,14 +100,14 @@ def mutate(cx: SearchContext, trace: dict[str, Any], rng: random.Random,
         for _ in range(len(sampling)):
             sch = Schedule(cx.kernel, seed=rng.randrange(1 << 30))
             try:
-                base.apply_to_schedule(sch, decision_provider=lambda i, inst: RESAMPLE if i in chosen else None)
-            except ScheduleError as error:
+                base.apply_to_schedule(sch, decision_provider=partial(_redraw, chosen))
+            except ScheduleError:
                 failed = len(sch.trace.insts)
                 if failed in sampling and failed not in chosen:
                     chosen.add(failed)
                     continue
                 break
-            cand = _candidate(sch)
+            cand = cx.candidate(sch)
             if cand.key != trace_key(trace):
                 return cand
             break
@@ -88,19 +115,15 @@ def mutate(cx: SearchContext, trace: dict[str, Any], rng: random.Random,
 
 
 class RandomSearch:
-    name = "random"
+    """Fresh samples of the space, at most 20 draws per candidate asked for."""
 
-    def __init__(self, cx: SearchContext, cost_model: CostModel | None = None, seed: int = 0):
-        self.cx = cx
-        self.rng = random.Random(seed)
-
-    def generate(self, count: int, max_draws: int | None = None) -> list[Candidate]:
+    def generate(self, cx: SearchContext, count: int) -> list[Candidate]:
         out: list[Candidate] = []
-        seen = set(self.cx.measured)
-        draws = max_draws or count * 20
+        seen = set(cx.measured)
+        draws = count * 20
         while len(out) < count and draws > 0:
             draws -= 1
-            cand = sample(self.cx, self.rng)
+            cand = sample(cx)
             if cand is not None and cand.key not in seen:
                 seen.add(cand.key)
                 out.append(cand)
@@ -108,74 +131,83 @@ class RandomSearch:
 
 
 class EvolutionarySearch:
-    name = "evolutionary"
+    """MetaSchedule's evolutionary search (see the module docstring)."""
 
-    def __init__(self, cx: SearchContext, cost_model: CostModel, seed: int = 0,
-                 population: int = 64, generations: int = 3, init_measured: int = 8,
+    def __init__(self, population: int = 64, generations: int = 3, init_measured: int = 8,
                  mutation_prob: float = 0.85, epsilon: float = 0.1):
-        self.cx = cx
-        self.model = cost_model
-        self.rng = random.Random(seed)
         self.population = population
         self.generations = generations
         self.init_measured = init_measured
         self.mutation_prob = mutation_prob
         self.epsilon = epsilon
 
-    def _initial(self) -> list[Candidate]:
+    def _initial(self, cx: SearchContext) -> list[Candidate]:
         pop: list[Candidate] = []
-        for data in self.cx.best_traces[:self.init_measured]:
-            sch = Schedule(self.cx.kernel)
+        for data in cx.best_traces[:self.init_measured]:
+            sch = Schedule(cx.kernel)
             try:
                 Trace.from_json(data).apply_to_schedule(sch)
             except ScheduleError:
                 continue
-            pop.append(_candidate(sch))
+            pop.append(cx.candidate(sch))
         draws = self.population * 4
         while len(pop) < self.population and draws > 0:
             draws -= 1
-            cand = sample(self.cx, self.rng)
+            cand = sample(cx)
             if cand is not None:
                 pop.append(cand)
         return pop
 
-    def _scores(self, pop: list[Candidate]) -> np.ndarray:
-        scores = np.asarray(self.model.predict([c.features for c in pop]), float)
+    @staticmethod
+    def _scores(cx: SearchContext, pop: list[Candidate]) -> np.ndarray:
+        scores = np.asarray(cx.cost_model.predict([c.features for c in pop]), float)
         return np.maximum(scores, 0.0) + 1e-6
 
-    def generate(self, count: int) -> list[Candidate]:
-        pop = self._initial()
+    def generate(self, cx: SearchContext, count: int) -> list[Candidate]:
+        pop = self._initial(cx)
         if not pop:
             return []
         pool: dict[str, Candidate] = {c.key: c for c in pop}
         for _ in range(self.generations):
-            scores = self._scores(pop)
+            scores = self._scores(cx, pop)
             weights = (scores / scores.sum()).tolist()
             nxt: list[Candidate] = []
             for _ in range(self.population):
-                parent = self.rng.choices(pop, weights=weights)[0]
-                child = mutate(self.cx, parent.trace, self.rng) \
-                    if self.rng.random() < self.mutation_prob else parent
+                parent = cx.rng.choices(pop, weights=weights)[0]
+                child = mutate(cx, parent.trace) \
+                    if cx.rng.random() < self.mutation_prob else parent
                 nxt.append(child or parent)
             pop = nxt
             for c in pop:
                 pool.setdefault(c.key, c)
-        unmeasured = [c for c in pool.values() if c.key not in self.cx.measured]
+        unmeasured = [c for c in pool.values() if c.key not in cx.measured]
         if not unmeasured:
             return []
-        scores = self._scores(unmeasured)
+        scores = self._scores(cx, unmeasured)
         order = sorted(range(len(unmeasured)), key=lambda i: (-scores[i], unmeasured[i].key))
         n_random = int(round(count * self.epsilon))
         chosen = [unmeasured[i] for i in order[:max(0, count - n_random)]]
         rest = [unmeasured[i] for i in order[len(chosen):]]
-        self.rng.shuffle(rest)
+        cx.rng.shuffle(rest)
         chosen += rest[:count - len(chosen)]
         return chosen
 
 
-def make_strategy(kind: str, cx: SearchContext, model: CostModel, seed: int = 0, **options: Any):
-    if kind == "random":
-        return RandomSearch(cx, model, seed)
-    if kind == "evolutionary":
-        return EvolutionarySearch(cx, model, seed, **options)
-    raise ValueError(f"unknown search strategy {kind!r} (random, evolutionary)")
+def make_space(space: str | DesignSpace, target: Target) -> DesignSpace:
+    """The design space named by a shorthand (``"default"``), or ``space``."""
+    if not isinstance(space, str):
+        return space
+    if space == "default":
+        return default_space(target)
+    raise ValueError(f"unknown design space {space!r} (default, or a schedule function)")
+
+
+def make_strategy(strategy: str | SearchStrategy) -> SearchStrategy:
+    """The strategy named by a shorthand (``"random"``, ``"evolutionary"``), or ``strategy``."""
+    if not isinstance(strategy, str):
+        return strategy
+    if strategy == "random":
+        return RandomSearch()
+    if strategy == "evolutionary":
+        return EvolutionarySearch()
+    raise ValueError(f"unknown search strategy {strategy!r} (random, evolutionary)")

@@ -198,7 +198,7 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int,
     if threads > 1 and s_outer and sch.get(s_outer[0]).extent > 1:
         sch.parallel(s_outer[0])
     if r_outer and not reduction_first:
-        attempt(lambda: sch.decompose_reduction(rv, r_outer[0]))
+        attempt(sch.decompose_reduction, rv, r_outer[0])
     return None if reduction_first else attach
 
 
@@ -207,9 +207,9 @@ def _epilogues(sch: Schedule, block: Block, attach: object) -> None:
         if not elementwise(consumer):
             continue
         crv = sch.get_block(consumer.name, consumer.func)
-        if attempt(lambda: sch.reverse_compute_at(crv, attach)) and _vectorizable(sch, consumer):
+        if attempt(sch.reverse_compute_at, crv, attach) and _vectorizable(sch, consumer):
             loops = sch.get_loops(crv)
-            attempt(lambda: sch.vectorize(loops[-1]))
+            attempt(sch.vectorize, loops[-1])
 
 
 def _tile_elementwise(sch: Schedule, block: Block, threads: int) -> None:
@@ -280,7 +280,7 @@ def cpu_space(target: Target) -> SpaceFn:
                 if block.name in handled or block.attach is not None:
                     continue
                 if elementwise(block):
-                    attempt(lambda: _tile_elementwise(sch, block, threads))
+                    attempt(_tile_elementwise, sch, block, threads)
 
     space.__name__ = f"default_space[{target}]"
     return space

@@ -137,7 +137,7 @@ def _tile_reduction(sch: Schedule, block: Block) -> None:
     plain = all(None not in op.map_results for op in block.operands)
     if plain and any(sch.get(r).extent > 1 for r in registers) and \
             sch.get(_uniform(sch, [0, 1])) == 1:
-        attempt(lambda: sch.vectorize(registers[0]))
+        attempt(sch.vectorize, registers[0])
     if r_inner:
         factor = _uniform(sch, UNROLL_FACTORS)
         if sch.get(factor) > 1 and sch.get(r_inner[-1]).extent > 1:
@@ -170,7 +170,7 @@ def _tile_elementwise(sch: Schedule, block: Block) -> None:
         sch.bind(loop, axis)
     sch.bind(xt, "threadIdx.x")
     if sch.get(vector) > 1:
-        attempt(lambda: sch.vectorize(xv))
+        attempt(sch.vectorize, xv)
 
 
 def gpu_space(target: Target) -> SpaceFn:

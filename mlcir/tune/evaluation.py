@@ -1,8 +1,11 @@
-"""Building and timing a scheduled kernel — the measurement helpers of the course chapter.
+"""Timing a scheduled kernel in this process — the helpers of the course chapter.
 
-``evaluate(sch)`` builds ``sch.mod`` and returns its median time on random inputs;
+``evaluate(sch)`` compiles ``sch.mod`` and returns its median time on random inputs;
 ``random_search(mod, schedule_fn, num_trials)`` runs a stochastic schedule function on fresh
 schedules, times each candidate, prints its time and trace, and returns the best schedule.
+Everything runs in this process, so a candidate that crashes LLVM ends it; ``tune_kernel``
+builds and runs candidates in worker processes, which contain that (:mod:`.builder`,
+:mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ from typing import Any, Callable
 import numpy as np
 from mlir import ir
 
-from mlcir.targets import compile_module as build
 from mlcir.runtime import aligned_array
+from mlcir.targets import compile_module
 from mlcir.schedule import Schedule, ScheduleError
 
 
@@ -36,7 +39,7 @@ def evaluate(kernel: Schedule | ir.Module, *, target: str = "llvm", number: int 
              ) -> float:
     """Median seconds per call of the (scheduled) kernel."""
     mod = kernel.mod if isinstance(kernel, Schedule) else kernel
-    ex = build(mod, target=target)
+    ex = compile_module(mod, target=target)
     args = inputs if inputs is not None else random_inputs(ex, function)
     return ex.time_evaluator(function, number=number, repeat=repeat, warmup=1)(*args).median
 
