@@ -99,7 +99,7 @@ def test_transform_module_has_knobs_and_replays_without_python(mm, tmp_path):
     text, _ = mm
     sch = mlcir.Schedule(text, seed=3)
     stochastic_schedule_mm(sch)
-    script = sch.trace.as_transform()
+    script = sch.as_transform()
     printed = str(script)
     assert "transform.named_sequence @__transform_main" in printed
     decision = sch.trace.insts[2].decision  # i's tiling

@@ -18,8 +18,7 @@ from typing import Any, Callable
 import numpy as np
 from mlir import ir
 
-from mlcir.schedule import Schedule, ScheduleError, Trace
-from mlcir.schedule.trace import RESAMPLE
+from mlcir.schedule import RESAMPLE, Schedule, ScheduleError, Trace
 
 from .cost_model import CostModel
 from .database import trace_key
