@@ -122,6 +122,18 @@ def test_reverse_compute_at_epilogue_vectorized(mbr):
     assert run(sch, text, ref) < 1e-5
 
 
+def test_cache_read_of_the_input_a_reverse_compute_at_follows_is_refused(mbr):
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    c, d = sch.get_block("C"), sch.get_block("D")
+    i, _, _ = sch.get_loops(c)
+    sch.reverse_compute_at(d, i)
+    with pytest.raises(ScheduleError, match=r"cache_read \(instruction \d+\): block 'D' is "
+                       r"computed at block 'C' \(reverse_compute_at\) through input #0"):
+        sch.cache_read(d, 0, "local")
+    assert "linalg" in str(sch.mod)
+
+
 def test_compute_at_producer(mbr):
     text, ref = mbr
     sch = mlcir.Schedule(text)

@@ -18,6 +18,15 @@ def cache_read(state: KernelState, block: Block, read_buffer_index: int,
     if not 0 <= read_buffer_index < len(inputs):
         raise PrimitiveError("cache_read", f"block '{block.name}' has {len(inputs)} inputs, no "
                              f"input #{read_buffer_index}")
+    producer = block.operands[inputs[read_buffer_index]].producer
+    if block.attach is not None and block.attach.kind == "reverse_compute_at" \
+            and block.attach.target == producer:
+        # The nest is re-rooted at `block` through the operand that reads `producer`: a cache
+        # between them would leave the materializer no operand to follow (reverse_compute_at
+        # refuses a cached input for the same reason).
+        raise PrimitiveError("cache_read", f"block '{block.name}' is computed at block "
+                             f"'{producer}' (reverse_compute_at) through input "
+                             f"#{read_buffer_index}, which therefore cannot be cached")
     return _cache(state, block, "cache_read", inputs[read_buffer_index], read_buffer_index,
                   storage_scope)
 
