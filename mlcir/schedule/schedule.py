@@ -82,7 +82,8 @@ class Schedule:
         self.trace = Trace()
         # The symbol table: a block's (func, name), a loop's id or a sampled value.
         self._values: dict[RV, Any] = {}
-        self._tile_samples: dict[RV, tuple[_TileSample, int]] = {}  # factor -> (its sample, position)
+        # A sampled tile factor -> the sample_perfect_tile it came from and its position there.
+        self._tile_samples: dict[RV, tuple[_TileSample, int]] = {}
         self._mod_cache: ir.Module | None = None
         if trace is not None:
             trace.apply_to_schedule(self)
