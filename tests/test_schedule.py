@@ -59,7 +59,7 @@ def test_split_reorder_vectorize_parallel_unroll(mm):
     sch.parallel(i0)
     sch.vectorize(i1)
     sch.unroll(k0, factor=4)
-    assert [sch.get(l).extent for l in (i0, i1, j0, j1, k0, k1)] == [8, 8, 3, 32, 48, 1]
+    assert [sch.get(lp).extent for lp in (i0, i1, j0, j1, k0, k1)] == [8, 8, 3, 32, 48, 1]
     assert run(sch, text, ref) < 1e-5
     ir_text = str(sch.mod)
     assert "scf.forall" in ir_text and "vector.contract" in ir_text
@@ -117,7 +117,7 @@ def test_reverse_compute_at_epilogue_vectorized(mbr):
     sch.vectorize(i1)
     sch.decompose_reduction(c, k0)
     loops = sch.get_loops(d)
-    assert [sch.get(l).extent for l in loops] == [4, 2, 8, 32]  # i0, j0 shared, then D's tile
+    assert [sch.get(lp).extent for lp in loops] == [4, 2, 8, 32]  # i0, j0 shared, then D's tile
     sch.vectorize(loops[2])
     assert run(sch, text, ref) < 1e-5
 
@@ -142,7 +142,7 @@ def test_compute_at_producer(mbr):
     j0, j1 = sch.split(j, [None, 16])
     sch.compute_at(d, j0)
     # D covers what one j0 iteration of E reads: 1 row (i is outside j0) by 16 columns.
-    assert [sch.get(l).extent for l in sch.get_loops(d)] == [32, 4, 1, 16]
+    assert [sch.get(lp).extent for lp in sch.get_loops(d)] == [32, 4, 1, 16]
     assert run(sch, text, ref) < 1e-5
 
 
@@ -226,18 +226,18 @@ def test_annotate_and_unannotate_show_in_ir(mm):
 
 
 @pytest.mark.parametrize("prim, message", [
-    (lambda s, l: s.split(l["i"], [5, 13]), r"split \(instruction \d+\): factors \[5, 13\] of loop i \(extent 64\) multiply to 65, not 64"),
-    (lambda s, l: s.split(l["i"], [None, 7]), r"7 does not divide 64"),
-    (lambda s, l: s.split(l["i"], [None, None]), r"at most one factor may be None"),
-    (lambda s, l: s.parallel(l["k"]), r"parallel \(instruction \d+\): loop k is a reduction loop"),
-    (lambda s, l: s.reorder(l["i"], l["i"]), r"reorder .*a loop is given twice"),
-    (lambda s, l: s.vectorize(l["i"]), r"vectorize .*has 294912 elements"),
-    (lambda s, l: s.bind(l["i"], "warp.x"), r"unknown thread axis 'warp.x'"),
-    (lambda s, l: s.decompose_reduction(s.get_block("C_init"), l["k"]), r"does not enclose block 'C_init'"),
-    (lambda s, l: s.compute_inline(s.get_block("C")), r"compute_inline .*block 'C' is a reduction"),
-    (lambda s, l: s.sample_perfect_tile(l["j"], n=2, decision=[5, 5]), r"decision \[5, 5\] is not a tiling of loop j \(extent 96\)"),
-    (lambda s, l: s.sample_categorical([1, 2], [0.5, 0.5], decision=2), r"decision 2 is not an index"),
-    (lambda s, l: s.get_block("nope"), r"no block named 'nope'; blocks: main:C, main:C_init"),
+    (lambda s, loops: s.split(loops["i"], [5, 13]), r"split \(instruction \d+\): factors \[5, 13\] of loop i \(extent 64\) multiply to 65, not 64"),
+    (lambda s, loops: s.split(loops["i"], [None, 7]), r"7 does not divide 64"),
+    (lambda s, loops: s.split(loops["i"], [None, None]), r"at most one factor may be None"),
+    (lambda s, loops: s.parallel(loops["k"]), r"parallel \(instruction \d+\): loop k is a reduction loop"),
+    (lambda s, loops: s.reorder(loops["i"], loops["i"]), r"reorder .*a loop is given twice"),
+    (lambda s, loops: s.vectorize(loops["i"]), r"vectorize .*has 294912 elements"),
+    (lambda s, loops: s.bind(loops["i"], "warp.x"), r"unknown thread axis 'warp.x'"),
+    (lambda s, loops: s.decompose_reduction(s.get_block("C_init"), loops["k"]), r"does not enclose block 'C_init'"),
+    (lambda s, _loops: s.compute_inline(s.get_block("C")), r"compute_inline .*block 'C' is a reduction"),
+    (lambda s, loops: s.sample_perfect_tile(loops["j"], n=2, decision=[5, 5]), r"decision \[5, 5\] is not a tiling of loop j \(extent 96\)"),
+    (lambda s, _loops: s.sample_categorical([1, 2], [0.5, 0.5], decision=2), r"decision 2 is not an index"),
+    (lambda s, _loops: s.get_block("nope"), r"no block named 'nope'; blocks: main:C, main:C_init"),
 ])
 def test_illegal_primitives_are_named(mm, prim, message):
     text, _ = mm

@@ -83,7 +83,7 @@ def test_replay_with_a_replaced_decision(mm):
         sch.trace.with_decision(index, [3, 3]).apply_to_schedule(mlcir.Schedule(text))
     # decision_provider: the mutation hook of a search
     replay2 = mlcir.Schedule(text)
-    sch.trace.apply_to_schedule(replay2, decision_provider=lambda i, x: [4, 16] if i == index else None)
+    sch.trace.apply_to_schedule(replay2, decision_provider=lambda i, _inst: [4, 16] if i == index else None)
     assert replay2.trace.insts[index].decision == [4, 16]
 
 

@@ -88,7 +88,7 @@ def sampled_tiles_are_knobs():
 def fuse_coalesces():
     sch = mlcir.Schedule(TEXT)
     i, j, k = sch.get_loops(sch.get_block("C"))
-    fused = sch.fuse(i, j)
+    sch.fuse(i, j)
     print(sch.mod)
     # CHECK: scf.for %[[IV:.*]] = %c0 to %c4096 step %c1
     # CHECK: affine.delinearize_index %[[IV]] into (64, 64)
