@@ -194,7 +194,8 @@ class Emitter:
 
     def _implicit_start(self, block: Block, loops: list[int]) -> int:
         """Index in ``loops`` where the implicit (not tiled) innermost loops begin."""
-        vec = [i for i, lid in enumerate(loops) if self.state.loops[lid].annotations.get("vectorize")]
+        vec = [i for i, lid in enumerate(loops)
+               if self.state.loops[lid].annotations.get("vectorize")]
         if vec:
             loop = self.state.loops[loops[vec[0]]]
             problem = vector_tile_problem(self.state, block, loop)
