@@ -61,7 +61,7 @@ def main() -> None:
     print(sch.trace)
     print("\nThe same schedule as transform IR (apply it with "
           "`mlcir-opt kernel.mlir --transform-script=this.mlir`):")
-    print(sch.trace.as_transform())
+    print(sch.as_transform())
 
     print("\nRandom search over stochastic_schedule_mm:")
     best = random_search(MATMUL, stochastic_schedule_mm, num_trials=5)

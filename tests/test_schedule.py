@@ -122,6 +122,18 @@ def test_reverse_compute_at_epilogue_vectorized(mbr):
     assert run(sch, text, ref) < 1e-5
 
 
+def test_cache_read_of_the_input_a_reverse_compute_at_follows_is_refused(mbr):
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    c, d = sch.get_block("C"), sch.get_block("D")
+    i, _, _ = sch.get_loops(c)
+    sch.reverse_compute_at(d, i)
+    with pytest.raises(ScheduleError, match=r"cache_read \(instruction \d+\): block 'D' is "
+                       r"computed at block 'C' \(reverse_compute_at\) through input #0"):
+        sch.cache_read(d, 0, "local")
+    assert "linalg" in str(sch.mod)
+
+
 def test_compute_at_producer(mbr):
     text, ref = mbr
     sch = mlcir.Schedule(text)
@@ -287,3 +299,39 @@ def test_compute_at_rules(mbr):
     sch.reverse_compute_at(d, j)
     with pytest.raises(ScheduleError, match="encloses block 'D' .*apply split before compute_at"):
         sch.split(i, [2, None])
+
+
+def _imports_within_schedule_package() -> dict[str, set[str]]:
+    """Module of mlcir/schedule -> the modules of that package it imports (anywhere in it)."""
+    import ast
+    from pathlib import Path
+
+    import mlcir.schedule
+
+    folder = Path(mlcir.schedule.__file__).parent
+    names = {p.stem for p in folder.glob("*.py")}
+    graph = {}
+    for path in folder.glob("*.py"):
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                deps.update([node.module.split(".")[0]] if node.module else
+                            [alias.name for alias in node.names])
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mlcir.schedule."):
+                deps.add(node.module.split(".")[2])
+        graph[path.stem] = {d for d in deps if d in names and d != path.stem}
+    return graph
+
+
+def test_schedule_modules_import_one_way():
+    """The front (schedule.py) is imported by nothing but the package; the trace does not know
+    the schedule; and no module of the package imports itself back through another."""
+    graph = _imports_within_schedule_package()
+    assert {m for m, deps in graph.items() if "schedule" in deps} == {"__init__"}
+    assert graph["trace"] <= {"instruction", "errors"}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d}))
+                   for d in graph[start])
+
+    assert not [m for m in graph if reaches(m, m, {m})]

@@ -57,6 +57,16 @@ def test_json_round_trip_is_lossless(mm):
     assert str(replay.mod) == str(sch.mod)
 
 
+def test_a_schedule_is_rebuilt_from_a_trace(mm):
+    text, _ = mm
+    sch = mlcir.Schedule(text, seed=11)
+    stochastic_schedule_mm(sch)
+    replay = mlcir.Schedule(text, seed=999, trace=Trace.from_json(sch.trace.to_json_string()))
+    assert replay.trace.as_python() == sch.trace.as_python()
+    assert str(replay.as_transform()) == str(sch.as_transform())
+    assert str(replay.mod) == str(sch.mod)
+
+
 def test_replay_with_a_replaced_decision(mm):
     text, ref = mm
     sch = mlcir.Schedule(text, seed=5)
@@ -99,7 +109,7 @@ def test_transform_module_has_knobs_and_replays_without_python(mm, tmp_path):
     text, _ = mm
     sch = mlcir.Schedule(text, seed=3)
     stochastic_schedule_mm(sch)
-    script = sch.trace.as_transform()
+    script = sch.as_transform()
     printed = str(script)
     assert "transform.named_sequence @__transform_main" in printed
     decision = sch.trace.insts[2].decision  # i's tiling

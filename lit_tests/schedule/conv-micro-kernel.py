@@ -21,7 +21,7 @@ sch.vectorize(f1)
 sch.decompose_reduction(conv, c0)
 
 print("TEST: transform")
-print(sch.trace.as_transform())
+print(sch.as_transform())
 # CHECK-LABEL: TEST: transform
 # CHECK: %[[PARTS:.*]] = transform.structured.split %{{.*}} after 16 {dimension = 3 : i64}
 # CHECK: %[[LOW:.*]]:2 = transform.split_handle %[[PARTS]]

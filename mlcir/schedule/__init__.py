@@ -4,8 +4,9 @@ and emitted as transform-dialect scripts."""
 from __future__ import annotations
 
 from .errors import ScheduleError
+from .instruction import BlockRV, ExprRV, Instruction, InstructionKind, LoopRV
 from .schedule import LoopInfo, Schedule
-from .trace import BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, Trace
+from .trace import RESAMPLE, Trace
 
-__all__ = ["BlockRV", "ExprRV", "Instruction", "InstructionKind", "LoopInfo", "LoopRV",
-           "Schedule", "ScheduleError", "Trace"]
+__all__ = ["RESAMPLE", "BlockRV", "ExprRV", "Instruction", "InstructionKind", "LoopInfo",
+           "LoopRV", "Schedule", "ScheduleError", "Trace"]

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import linalg
+from mlir.dialects.transform import structured
 
 from mlcir.dialects.loop import BLOCK_ATTR, is_linalg, iterator_kinds, tag_block
+from mlcir.transform import apply, match_attr, new_script
 
 from .errors import ScheduleError
 
@@ -24,9 +26,9 @@ Dims = list[int | None]  # an affine map's results: a dim position or None for t
 def _find(module: ir.Module, func_name: str, block: str) -> ir.Operation | None:
     for fn in module.body.operations:
         if fn.operation.name == "func.func" and ir.StringAttr(fn.attributes["sym_name"]).value == func_name:
-            found = []
+            found: list[ir.Operation] = []
 
-            def visit(op: ir.Operation) -> ir.WalkResult:
+            def visit(op: ir.Operation, found: list[ir.Operation] = found) -> ir.WalkResult:
                 if BLOCK_ATTR in op.attributes and ir.StringAttr(op.attributes[BLOCK_ATTR]).value == block:
                     found.append(op)
                 return ir.WalkResult.ADVANCE
@@ -88,9 +90,6 @@ def _generalized(module: ir.Module, op: ir.Operation) -> ir.Operation:
     """``op`` as a ``linalg.generic`` (named ops are generalized with the transform dialect)."""
     if op.name == "linalg.generic":
         return op
-    from mlcir.transform import apply, match_attr, new_script
-    from mlir.dialects.transform import structured
-
     name = ir.StringAttr(op.attributes[BLOCK_ATTR]).value
     marker = "loop.generalize_me"
     op.attributes[marker] = ir.UnitAttr.get()

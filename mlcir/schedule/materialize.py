@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from mlir import ir
 from mlir.dialects import transform
@@ -39,17 +40,15 @@ from mlir.dialects.transform import tensor as ttensor
 from mlir.dialects.transform import vector as tvector
 
 from mlcir.dialects.loop import BLOCK_ATTR, ITERATORS_ATTR, SCHEDULED_ATTR, iterators_attr
-from mlcir.ir import clone_module
-from mlcir.transform import annotate, apply, match_attr, new_script
+from mlcir.ir import clone_module, parse
+from mlcir.transform import TransformError, annotate, apply, match_attr, new_script
 
-from . import sampling
+from .annotate import vector_tile_problem
 from .errors import ScheduleError
+from .inline import apply_inline
 from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
                     folds_to_plain_dims)
-from .trace import ExprRV
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .schedule import Schedule
+from .trace import Trace
 
 LOOP_NAME = "loop.name"
 SERIAL = "loop.serial"
@@ -70,63 +69,19 @@ def param_i64() -> ir.Type:
 
 
 @dataclass
-class Knob:
-    name: str
-    options: list[int]
-    selected: int
-
-
-@dataclass
 class Emitted:
     """Transform handles made while emitting one function."""
 
     func: ir.Value
-    loops: dict[int, ir.Value] = field(default_factory=dict)  # logical loop id -> handle
     for_loops: list[tuple[int, ir.Value]] = field(default_factory=list)  # scf.for, emit order
     vectorized: list[str] = field(default_factory=list)
 
 
 class Emitter:
-    """Builds the transform script for a schedule (inside a ``new_script`` sequence)."""
+    """Builds the transform script for a kernel state (inside a ``new_script`` sequence)."""
 
-    def __init__(self, sch: "Schedule"):
-        self.sch = sch
-        self.state: KernelState = sch.state
-        self.knobs = self._knobs()
-
-    # -- knobs -----------------------------------------------------------------------------
-    def _knobs(self) -> dict[int, Knob]:
-        """Loop id -> knob for tile sizes that come straight from one sample_perfect_tile."""
-        from .schedule import SAMPLE_PERFECT_TILE, SPLIT
-
-        out: dict[int, Knob] = {}
-        samples: dict[int, tuple[Any, int, int, int]] = {}  # id(rv) -> (inst, index, extent, n)
-        for inst in self.sch.trace.insts:
-            if inst.kind is SAMPLE_PERFECT_TILE:
-                loop_rv, n, max_inner = inst.inputs
-                extent = math.prod(inst.decision)
-                for i, rv in enumerate(inst.outputs):
-                    samples[id(rv)] = (inst, i, extent, max_inner)
-            elif inst.kind is SPLIT:
-                factors = inst.inputs[1]
-                if not all(isinstance(f, ExprRV) and id(f) in samples for f in factors):
-                    continue
-                sources = {id(samples[id(f)][0]) for f in factors}
-                positions = [samples[id(f)][1] for f in factors]
-                if len(sources) != 1 or positions != list(range(len(factors))):
-                    continue
-                sample_inst, _, extent, max_inner = samples[id(factors[0])]
-                decision = list(sample_inst.decision)
-                tilings = sampling.perfect_tilings(extent, len(decision), max_inner)
-                for i, rv in enumerate(inst.outputs[:-1]):
-                    loop_id = self.sch._values.get(rv)
-                    if not isinstance(loop_id, int) or loop_id not in self.state.loops:
-                        continue
-                    options = sorted({math.prod(t[i + 1:]) for t in tilings})
-                    block = self.sch._loop_block(self.state.loops[loop_id])
-                    name = f"{block.func}.{block.name}.{self.sch._loop_name(self.state.loops[loop_id])}"
-                    out[loop_id] = Knob(name, options, math.prod(decision[i + 1:]))
-        return out
+    def __init__(self, state: KernelState):
+        self.state = state
 
     def _size(self, block: Block, loop: Loop, dim: int, emitted_params: dict[int, ir.Value]) -> Any:
         """The tile size of ``dim`` for the loop ``loop``: the product of its inner levels
@@ -134,10 +89,12 @@ class Emitter:
         levels = block.levels[dim]
         inner = levels[levels.index(loop.id) + 1:]
         size = math.prod(self._part(self.state.loops[i], dim) for i in inner)
-        knob = self.knobs.get(loop.id)
+        knob = loop.knob
         if knob is not None and knob.selected == size and len(loop.parts) == 1:
             if loop.id not in emitted_params:
-                emitted_params[loop.id] = tune.KnobOp(param_i64(), knob.name, knob.options,
+                owner = self.state.owner(loop)
+                name = f"{owner.func}.{owner.name}.{self.state.loop_name(loop)}"
+                emitted_params[loop.id] = tune.KnobOp(param_i64(), name, list(knob.options),
                                                       selected=knob.selected).result
             return emitted_params[loop.id]
         return size
@@ -148,10 +105,7 @@ class Emitter:
 
     # -- the script ------------------------------------------------------------------------
     def build(self, root: ir.Value) -> None:
-        funcs = []
-        for (func_name, _), block in self.state.blocks.items():
-            if func_name not in funcs:
-                funcs.append(func_name)
+        funcs = list(dict.fromkeys(func_name for func_name, _ in self.state.blocks))
         for func_name in funcs:
             blocks = [b for (f, _), b in self.state.blocks.items() if f == func_name and not b.inlined]
             if not any(self._scheduled(b) for b in blocks):
@@ -168,8 +122,8 @@ class Emitter:
 
     def _scheduled(self, block: Block) -> bool:
         return (block.attach is not None or bool(block.origin) or bool(block.annotations)
-                or any(len(self.state.loops[l].parts) > 1 or self.state.loops[l].annotations
-                       for l in block.order)
+                or any(len(self.state.loops[lid].parts) > 1 or self.state.loops[lid].annotations
+                       for lid in block.order)
                 or any(len(levels) > 1 for levels in block.levels)
                 or block.order != sorted(block.order))
 
@@ -202,7 +156,7 @@ class Emitter:
                                                      loop_handle).fused_op
         self._fuse_attached(block, shared, path, em, params)
         rest = chain[len(shared):]
-        self._emit_loops(block, handle, rest, path, em, params, start=len(shared))
+        self._emit_loops(block, handle, rest, path, em, params)
         self._emit_loops(consumer, c_handle, consumer.order, path, em, params)
 
     def _correspondence(self, producer: Block, consumer: Block) -> dict[int, int]:
@@ -237,12 +191,13 @@ class Emitter:
 
     def _implicit_start(self, block: Block, loops: list[int]) -> int:
         """Index in ``loops`` where the implicit (not tiled) innermost loops begin."""
-        vec = [i for i, l in enumerate(loops) if self.state.loops[l].annotations.get("vectorize")]
+        vec = [i for i, lid in enumerate(loops)
+               if self.state.loops[lid].annotations.get("vectorize")]
         if vec:
             loop = self.state.loops[loops[vec[0]]]
-            problem = self.sch.vector_tile_problem(block, loop)
+            problem = vector_tile_problem(self.state, block, loop)
             if problem:
-                raise ScheduleError(f"vectorize of loop {self.sch._loop_name(loop)} of block "
+                raise ScheduleError(f"vectorize of loop {self.state.loop_name(loop)} of block "
                                     f"'{block.name}' no longer holds (loops were split or "
                                     f"reordered after it): {problem}")
             return vec[0]
@@ -277,8 +232,8 @@ class Emitter:
 
     def _joins(self, group: list[int], lid: int) -> bool:
         """Whether loop ``lid`` can join ``group`` in one forall: distinct dims and GPU axes."""
-        dims = {d for l in group for d, _ in self.state.loops[l].parts}
-        axes = {self.state.loops[l].annotations.get("bind") for l in group}
+        dims = {d for other in group for d, _ in self.state.loops[other].parts}
+        axes = {self.state.loops[other].annotations.get("bind") for other in group}
         loop = self.state.loops[lid]
         return not dims & {d for d, _ in loop.parts} and \
             (loop.annotations.get("bind") is None or loop.annotations["bind"] not in axes)
@@ -311,7 +266,7 @@ class Emitter:
         n_dims = len(block.kinds)
         for group in self._groups(loops):
             first = self.state.loops[group[0]]
-            if all(self.state.loops[l].extent == 1 for l in group):
+            if all(self.state.loops[lid].extent == 1 for lid in group):
                 continue  # a one-trip loop: nothing to emit (attachments go one level up)
             sizes: list[Any] = [0] * n_dims
             order: list[int] = []
@@ -321,7 +276,7 @@ class Emitter:
                     sizes[dims(d)] = self._size(owner, loop, d, params)
                     order.append(dims(d))
             ann = first.annotations
-            if ann.get("parallel") or ann.get("bind") or any(l in serial for l in group):
+            if ann.get("parallel") or ann.get("bind") or any(lid in serial for lid in group):
                 mapping = None
                 if ann.get("bind"):
                     mapping = self._mapping(owner, group, dims)
@@ -342,10 +297,9 @@ class Emitter:
                 tiled = structured.TileUsingForOp(any_op(), handle, sizes=sizes)
                 handle, loop_handle = tiled.tiled_linalg_op, tiled.loops[0]
                 em.for_loops.append((group[0], loop_handle))
-            names = "+".join(self.sch._loop_name(self.state.loops[l]) for l in group)
+            names = "+".join(self.state.loop_name(self.state.loops[lid]) for lid in group)
             annotate(loop_handle, LOOP_NAME, ir.StringAttr.get(f"{owner.name}.{names}"))
             for lid in group:
-                em.loops[lid] = loop_handle
                 for key, value in self.state.loops[lid].annotations.items():
                     if key not in ("parallel", "vectorize", "unroll", "bind") and not key.startswith("_"):
                         annotate(loop_handle, f"loop.{key}", _attr(value))
@@ -359,14 +313,14 @@ class Emitter:
         for lid in group:
             loop = self.state.loops[lid]
             if len(loop.parts) != 1:
-                raise ScheduleError(f"bind of loop {self.sch._loop_name(loop)} of block "
+                raise ScheduleError(f"bind of loop {self.state.loop_name(loop)} of block "
                                     f"'{owner.name}': a fused loop cannot be bound to one GPU "
                                     "axis; bind the loops before fusing them, one axis each")
             by_dim[dims(loop.parts[0][0])] = _gpu_mapping(loop.annotations["bind"])
         return ir.ArrayAttr.get([by_dim[d] for d in sorted(by_dim)])
 
     def _emit_loops(self, block: Block, handle: ir.Value, loops: list[int], path: list[ir.Value],
-                    em: Emitted, params: dict[int, ir.Value], start: int = 0) -> None:
+                    em: Emitted, params: dict[int, ir.Value]) -> None:
         """Tile ``block``'s remaining ``loops``, fuse what is computed at them, then shape the
         implicit innermost loops (interchange, vectorize)."""
         path = list(path)
@@ -406,15 +360,15 @@ class Emitter:
         """Order the implicit loops (only loops of more than one iteration matter: interchange
         needs a generalized op, which the vectorizer handles worse for convolutions) and
         vectorize the tile."""
-        dims = [self.state.loops[l].parts[0][0] for l in implicit]
-        long_loops = [(d, l) for d, l in zip(dims, implicit) if self.state.loops[l].extent > 1]
+        dims = [self.state.loops[lid].parts[0][0] for lid in implicit]
+        long_loops = [(d, lid) for d, lid in zip(dims, implicit) if self.state.loops[lid].extent > 1]
         long_dims = [d for d, _ in long_loops]
         vectorize = bool(implicit) and \
             bool(self.state.loops[implicit[0]].annotations.get("vectorize"))
         if vectorize and long_loops and REDUCTION in block.kinds:
             # The lanes of the accumulator: its innermost dim (a reduction dim inside the tile,
             # such as a strided pooling's window column, is not in the accumulator).
-            spatial = [(d, l) for d, l in long_loops if block.kinds[d] != REDUCTION]
+            spatial = [(d, lid) for d, lid in long_loops if block.kinds[d] != REDUCTION]
             lane_dim, lane_loop = (spatial or long_loops)[-1]
             handle = _split_lanes(handle, lane_dim, self.state.loops[lane_loop].extent)
         interchanged = long_dims != sorted(long_dims)
@@ -489,8 +443,7 @@ class Emitter:
                 loop = self.state.loops.get(lid)
                 if loop is None or loop.block != name:
                     continue
-                block = next(b for b in self.state.blocks.values() if b.name == name)
-                if self.sch._loop_kind(block, loop) != "reduction":
+                if self.state.loop_kind(loop) != REDUCTION:
                     break
                 tloop.HoistLoopInvariantSubsetsOp(loop_handle)
 
@@ -555,20 +508,17 @@ def _attr(value: Any) -> ir.Attribute:
     return ir.StringAttr.get(str(value))
 
 
-def build_transform(sch: "Schedule") -> ir.Module:
-    """The transform module of ``sch`` (inlines recorded as the ``mlcir.inline`` attribute)."""
-    emitter = Emitter(sch)
-    script = new_script(emitter.build)
-    if sch.inlines:
+def build_transform(state: KernelState) -> ir.Module:
+    """The transform module of ``state`` (inlines recorded as the ``mlcir.inline`` attribute)."""
+    script = new_script(Emitter(state).build)
+    if state.inlines:
         script.operation.attributes[INLINE_ATTR] = ir.ArrayAttr.get([
-            ir.ArrayAttr.get([ir.StringAttr.get(x) for x in entry]) for entry in sch.inlines])
+            ir.ArrayAttr.get([ir.StringAttr.get(x) for x in entry]) for entry in state.inlines])
     return script
 
 
 def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
     """Apply a schedule's transform module: its recorded inlines, then its named sequence."""
-    from .inline import apply_inline
-
     if INLINE_ATTR in script.operation.attributes:
         for entry in ir.ArrayAttr(script.operation.attributes[INLINE_ATTR]):
             kind, func_name, block = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
@@ -578,11 +528,6 @@ def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
 
 def apply_schedule_file(payload: ir.Module, path: str) -> None:
     """``mlcir-opt --transform-script``: apply a schedule's transform module read from ``path``."""
-    from pathlib import Path
-
-    from mlcir.ir import parse
-    from mlcir.transform import TransformError
-
     try:
         text = Path(path).read_text()
     except OSError as error:
@@ -591,18 +536,17 @@ def apply_schedule_file(payload: ir.Module, path: str) -> None:
                                          verify=False))
 
 
-def materialize(sch: "Schedule") -> ir.Module:
-    """A copy of the original kernel with the schedule applied."""
-    with sch.context, ir.Location.unknown():
-        module = clone_module(sch.original)
-        script = build_transform(sch)
+def materialize(original: ir.Module, state: KernelState, trace: Trace) -> ir.Module:
+    """A copy of ``original`` with the schedule that made ``state`` applied; ``trace`` (that
+    schedule's) names it in errors."""
+    with original.context, ir.Location.unknown():
+        module = clone_module(original)
+        script = build_transform(state)
         try:
             apply_schedule_script(module, script)
         except Exception as error:  # noqa: BLE001 - name the schedule in the message
-            from mlcir.transform import TransformError
-
             if isinstance(error, (TransformError, ScheduleError)):
                 raise ScheduleError(f"the schedule could not be applied:\n{error}\n"
-                                    f"trace:\n{sch.trace.as_python()}") from None
+                                    f"trace:\n{trace.as_python()}") from None
             raise
         return module

@@ -2,13 +2,15 @@
 
 Each compute block (a named linalg op) starts with one loop per iteration dimension, in the op's
 dimension order. Primitives change this state only — which loops exist (``split``/``fuse``), in
-which order (``reorder``), with which annotations, and where a block is computed
-(``compute_at``) — and the materializer turns the final state into a transform script. So the
-Python schedule and the emitted IR cannot disagree.
+which order (``reorder``), with which annotations, where a block is computed (``compute_at``)
+and which blocks are inlined — and the materializer turns the final state into a transform
+script. So the Python schedule and the emitted IR cannot disagree.
 
-A loop is identified by a global id and owned by one block. Its *parts* ``(dim, extent)`` say
-which iteration dimensions it walks and how far (``fuse`` gives a loop several parts); a
-dimension split into several loops lists them in ``Block.levels[dim]``, outer level first.
+A loop is identified by a global id and owned by one block (:meth:`KernelState.owner`), which
+names it (:meth:`KernelState.loop_name`: ``i``, ``j_0``, ``i_0_j_0_fused``) and gives its kind
+(spatial or reduction). Its *parts* ``(dim, extent)`` say which iteration dimensions it walks and
+how far (``fuse`` gives a loop several parts); a dimension split into several loops lists them
+in ``Block.levels[dim]``, outer level first.
 """
 
 from __future__ import annotations
@@ -22,7 +24,21 @@ from mlir.dialects import linalg
 
 from mlcir.dialects import loop as loop_dialect
 
+from .errors import ScheduleError
+
 SPATIAL, REDUCTION = loop_dialect.SPATIAL, loop_dialect.REDUCTION
+# Loop names: the block's dimensions in order (a dimension past these is d<N>).
+DIM_NAMES = "ijklmnopqrstuvwxyzabcdefgh"
+
+
+@dataclass(frozen=True)
+class TileKnob:
+    """The tile size of a loop made by a split with the factors of one ``sample_perfect_tile``:
+    every size the sampled tiling could give it and the one it gave. It is emitted as a
+    ``transform.tune.knob``."""
+
+    options: tuple[int, ...]
+    selected: int
 
 
 @dataclass
@@ -31,6 +47,7 @@ class Loop:
     block: str
     parts: list[tuple[int, int]]  # (dim, extent), outer part first
     annotations: dict[str, Any] = field(default_factory=dict)
+    knob: TileKnob | None = None
 
     @property
     def extent(self) -> int:
@@ -87,19 +104,17 @@ class Block:
     # or pooling window, which the vectorizer takes only once the tile's unit dims are gone.
     window: bool = False
 
-    def dim_extent(self, dim: int) -> int:
-        extent = self.extents[dim]
-        assert extent is not None
-        return extent
-
 
 @dataclass
 class KernelState:
     """All blocks of the scheduled module, by name within their function."""
 
     blocks: dict[tuple[str, str], Block] = field(default_factory=dict)  # (func, name) -> block
-    loops: dict[int, Loop] = field(default_factory=dict)
+    loops: dict[int, Loop] = field(default_factory=dict)  # the live loops
     next_loop_id: int = 0
+    # The inlines, in order, as (kind, func, block): rewrites applied before the transform
+    # script (inline.py), since no transform op does them.
+    inlines: list[tuple[str, str, str]] = field(default_factory=list)
 
     def new_loop(self, block: Block, parts: list[tuple[int, int]]) -> Loop:
         loop = Loop(self.next_loop_id, block.name, parts)
@@ -107,8 +122,38 @@ class KernelState:
         self.next_loop_id += 1
         return loop
 
-    def block_of(self, loop: Loop, func: str) -> Block:
-        return self.blocks[(func, loop.block)]
+    def owner(self, loop: Loop) -> Block:
+        """The block whose nest ``loop`` is part of."""
+        for (_, name), block in self.blocks.items():
+            if name == loop.block and loop.id in block.order:
+                return block
+        raise ScheduleError(f"internal: loop {loop.id} has no block")
+
+    def loop_name(self, loop: Loop) -> str:
+        """``i``, ``j_1`` (a split level), ``i_0_j_0_fused``: from the owner's dimensions."""
+        block = self.owner(loop)
+        names = []
+        for dim, _ in loop.parts:
+            base = DIM_NAMES[dim] if dim < len(DIM_NAMES) else f"d{dim}"
+            levels = block.levels[dim]
+            names.append(base if len(levels) == 1 else f"{base}_{levels.index(loop.id)}")
+        return "_".join(names) + ("_fused" if len(names) > 1 else "")
+
+    def loop_kind(self, loop: Loop) -> str:
+        """REDUCTION if the loop walks a reduction dimension of its owner, else SPATIAL."""
+        block = self.owner(loop)
+        kinds = {block.kinds[d] for d, _ in loop.parts}
+        return REDUCTION if REDUCTION in kinds else SPATIAL
+
+    def consumers(self, block: Block) -> list[tuple[Block, int]]:
+        """The live blocks that read ``block``'s result, with the operand that reads it."""
+        out = []
+        for b in self.blocks.values():
+            if b.func == block.func and not b.inlined:
+                for i, operand in enumerate(b.operands):
+                    if operand.producer == block.name:
+                        out.append((b, i))
+        return out
 
     def enclosing(self, block: Block) -> list[int]:
         """Loop ids enclosing ``block``, outermost first (shared loops of the block it is
@@ -123,11 +168,6 @@ class KernelState:
     def attached_at(self, loop_id: int, func: str) -> list[Block]:
         return [b for (f, _), b in self.blocks.items()
                 if f == func and b.attach is not None and b.attach.loop == loop_id and not b.inlined]
-
-    def copy(self) -> "KernelState":
-        import copy
-
-        return copy.deepcopy(self)
 
 
 def _linear(expr: ir.AffineExpr) -> Linear:

@@ -1,21 +1,19 @@
 """Traces: the instructions a schedule applied, replayable, printable as Python, and JSON.
 
-Following TVM's MetaSchedule, every schedule primitive is one :class:`InstructionKind` (name,
-whether it samples, how it replays and prints); a :class:`Schedule` appends an
-:class:`Instruction` (kind, inputs, attributes, outputs, decision) for every call. Inputs and
-outputs refer to random variables (blocks, loops, sampled integers) by identity, so a trace
-replays on a fresh schedule of the same kernel, with any sampling decision replaced — the
-mutation step of a search.
+A trace is a list of :class:`~.instruction.Instruction`; its random variables are matched by
+identity, so it replays on a fresh schedule of the same kernel (``Schedule(mod, trace=t)``),
+with any sampling decision replaced — the mutation step of a search. A trace does not know the
+kernel: the transform-dialect form of a schedule is ``Schedule.as_transform()``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .schedule import Schedule
+from .errors import ScheduleError
+from .instruction import KINDS, PURE_KINDS, RV, RV_TYPES, Instruction
 
 SCHEMA_VERSION = 1
 
@@ -28,82 +26,6 @@ class _Resample:
 
 
 RESAMPLE = _Resample()
-
-
-class RV:
-    """A random variable: a handle a schedule gives out (a block, a loop or a sampled value)."""
-
-    prefix = "x"
-    __slots__ = ("id",)
-
-    def __init__(self, id: int):
-        self.id = id
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.id})"
-
-
-class BlockRV(RV):
-    prefix = "b"
-
-
-class LoopRV(RV):
-    prefix = "l"
-
-
-class ExprRV(RV):
-    """A sampled integer; usable as a split factor. ``sch.get(v)`` gives its value."""
-
-    prefix = "v"
-
-
-_RV_TYPES = {"b": BlockRV, "l": LoopRV, "v": ExprRV}
-
-
-@dataclass(frozen=True)
-class InstructionKind:
-    """One schedule primitive. ``inputs`` are positional arguments (random variables, numbers,
-    strings, lists of them); ``attrs`` keyword arguments; a sampling kind also takes a
-    ``decision``."""
-
-    name: str
-    input_names: tuple[str, ...]
-    is_sampling: bool = False
-    # Inputs passed as *args when printed (reorder(l1, l2, ...)), else by keyword.
-    variadic: bool = False
-    # Printed as `a, b = sch.x(...)` even with one output (get_loops, split, sampling).
-    returns_list: bool = False
-
-    def apply(self, sch: "Schedule", inputs: list[Any], attrs: dict[str, Any],
-              decision: Any) -> Any:
-        method = getattr(sch, self.name)
-        if self.variadic:
-            return method(*inputs, **attrs)
-        kwargs = dict(zip(self.input_names, inputs))
-        kwargs.update(attrs)
-        if self.is_sampling:
-            kwargs["decision"] = decision
-        return method(**kwargs)
-
-
-KINDS: dict[str, InstructionKind] = {}
-
-
-def register_kind(kind: InstructionKind) -> InstructionKind:
-    KINDS[kind.name] = kind
-    return kind
-
-
-@dataclass
-class Instruction:
-    kind: InstructionKind
-    inputs: list[Any]
-    attrs: dict[str, Any]
-    outputs: list[RV]
-    decision: Any = None
-
-    def with_decision(self, decision: Any) -> "Instruction":
-        return replace(self, decision=decision)
 
 
 def _py(value: Any, names: dict[int, str]) -> str:
@@ -129,8 +51,6 @@ class Trace:
     """The instructions of a schedule and their decisions."""
 
     insts: list[Instruction] = field(default_factory=list)
-    # The schedule that recorded this trace (so as_transform() knows the kernel), if any.
-    owner: Any = field(default=None, repr=False, compare=False)
 
     def append(self, inst: Instruction) -> None:
         self.insts.append(inst)
@@ -202,8 +122,6 @@ class Trace:
     @staticmethod
     def from_json(data: dict[str, Any] | str) -> "Trace":
         """The inverse of :meth:`as_json` (also accepts the JSON text)."""
-        from .errors import ScheduleError
-
         if isinstance(data, str):
             data = json.loads(data)
         if not isinstance(data, dict) or "insts" not in data:
@@ -234,7 +152,7 @@ class Trace:
             at = {k: dec(v) for k, v in attrs.items()}
             outs = []
             for name in outputs:
-                rv = _RV_TYPES[name[0]](len(rvs))
+                rv = RV_TYPES[name[0]](len(rvs))
                 rvs[name] = rv
                 outs.append(rv)
             trace.append(Instruction(kind, ins, at, outs,
@@ -242,10 +160,11 @@ class Trace:
         return trace
 
     # -- replay ----------------------------------------------------------------------------
-    def apply_to_schedule(self, sch: "Schedule", remove_postproc: bool = False,
+    def apply_to_schedule(self, sch: Any,
                           decision_provider: Callable[[int, Instruction], Any] | None = None
                           ) -> None:
-        """Replay on ``sch`` (normally a fresh schedule of the same kernel).
+        """Replay on ``sch``, a fresh :class:`~mlcir.schedule.Schedule` of the same kernel
+        (``Schedule(mod, trace=self)`` does this).
 
         ``decision_provider(index, inst)`` may return a replacement decision for a sampling
         instruction (``None`` keeps the recorded one, :data:`RESAMPLE` draws a new one from
@@ -261,8 +180,6 @@ class Trace:
             return v
 
         for index, inst in enumerate(self.insts):
-            if remove_postproc and inst.kind.name in POSTPROC_KINDS:
-                continue
             decision = inst.decision
             if inst.kind.is_sampling and decision_provider is not None:
                 new = decision_provider(index, inst)
@@ -274,41 +191,18 @@ class Trace:
                                      decision)
             outputs = result if isinstance(result, (list, tuple)) else ([] if result is None else [result])
             if len(outputs) != len(inst.outputs):
-                from .errors import ScheduleError
-
                 raise ScheduleError(f"replay of instruction {index} ({inst.kind.name}) gave "
                                     f"{len(outputs)} outputs, the trace has {len(inst.outputs)}")
             for old, new in zip(inst.outputs, outputs):
                 mapping[id(old)] = new
 
-    def as_transform(self, mod: Any = None):
-        """The trace as a transform-dialect module applying it to its kernel: a
-        ``transform.named_sequence @__transform_main`` where each sampled tile size is a
-        ``transform.tune.knob`` with its ``selected`` value. Needs the kernel: ``mod``, or the
-        schedule that recorded this trace."""
-        from .errors import ScheduleError
-        from .schedule import Schedule
-
-        if mod is None:
-            if self.owner is None:
-                raise ScheduleError("as_transform() needs the kernel module: pass mod=")
-            return self.owner.as_transform()
-        sch = Schedule(mod)
-        self.apply_to_schedule(sch)
-        return sch.as_transform()
-
-    def with_decision(self, inst: Instruction | int, decision: Any,
-                      remove_postproc: bool = False) -> "Trace":
+    def with_decision(self, inst: Instruction | int, decision: Any) -> "Trace":
         """A copy with the decision of ``inst`` (or its index) replaced."""
         index = inst if isinstance(inst, int) else self.insts.index(inst)
         if not self.insts[index].kind.is_sampling:
-            from .errors import ScheduleError
-
             raise ScheduleError(f"instruction {index} ({self.insts[index].kind.name}) makes no decision")
-        insts = [i for i in self.insts]
+        insts = list(self.insts)
         insts[index] = insts[index].with_decision(decision)
-        if remove_postproc:
-            insts = [i for i in insts if i.kind.name not in POSTPROC_KINDS]
         return Trace(insts)
 
     def simplified(self) -> "Trace":
@@ -323,9 +217,3 @@ class Trace:
             for rv in _collect_rvs([inst.inputs, list(inst.attrs.values())]):
                 used.add(id(rv))
         return Trace(list(reversed(keep)))
-
-
-# Kinds that only look things up (dropped by simplified() when their outputs are unused).
-PURE_KINDS = {"get_block", "get_loops", "get_child_blocks"}
-# Kinds added by post-processing (none yet; kept for TVM's remove_postproc argument).
-POSTPROC_KINDS: set[str] = set()

@@ -22,8 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 from mlir import ir
 
-from mlcir.schedule import Schedule, ScheduleError, Trace
-from mlcir.schedule.trace import RESAMPLE
+from mlcir.schedule import RESAMPLE, Schedule, ScheduleError, Trace
 from mlcir.target import Target
 
 from .cost_model import CostModel

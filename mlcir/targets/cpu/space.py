@@ -35,7 +35,7 @@ from mlir.dialects import linalg
 
 from mlcir.dialects.loop import BLOCK_ATTR, linalg_ops
 from mlcir.schedule import Schedule
-from mlcir.schedule.trace import ExprRV
+from mlcir.schedule import ExprRV
 from mlcir.schedule.state import (DECOMPOSABLE_WINDOWS, REDUCTION, SPATIAL, Block,
                                   folds_to_plain_dims)
 from mlcir.target import Target

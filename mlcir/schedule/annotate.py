@@ -1,0 +1,115 @@
+"""Loop annotations: ``parallel``, ``vectorize``, ``unroll``, ``bind``, ``annotate`` (TVM's
+for_kind and annotate). They mark loops; the materializer decides what each mark emits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import PrimitiveError
+from .loops import own_loop
+from .state import SPATIAL, Block, KernelState, Loop
+
+# Vectorizing more elements than this at once builds huge vectors (measured: out of memory).
+MAX_VECTOR_ELEMENTS = 4096
+# Unrolling makes copies of the loop body; more than this many copies per block makes code
+# that LLVM takes minutes to compile (measured: a 1536-trip full unroll, ~1 MB of IR).
+MAX_UNROLLED_COPIES = 512
+GPU_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+def _mark(state: KernelState, loop: Loop, prim: str, key: str, value: Any = True) -> None:
+    own_loop(state, loop, prim)
+    loop.annotations[key] = value
+
+
+def parallel(state: KernelState, loop: Loop) -> None:
+    """Run ``loop``'s iterations on several threads (OpenMP; a spatial loop)."""
+    if state.loop_kind(loop) != SPATIAL:
+        raise PrimitiveError("parallel", f"loop {state.loop_name(loop)} is a reduction loop")
+    if loop.annotations.get("vectorize") or loop.annotations.get("bind"):
+        raise PrimitiveError("parallel", f"loop {state.loop_name(loop)} is already "
+                             "vectorized/bound")
+    _mark(state, loop, "parallel", "parallel")
+
+
+def vectorize(state: KernelState, loop: Loop) -> None:
+    """Vectorize the tile formed by ``loop`` and every loop inside it (MLIR vectorizes whole
+    linalg tiles): those loops must be the innermost split level of their dimensions."""
+    block = own_loop(state, loop, "vectorize")
+    problem = vector_tile_problem(state, block, loop)
+    if problem:
+        raise PrimitiveError("vectorize", problem)
+    _mark(state, loop, "vectorize", "vectorize")
+
+
+def vector_tile_problem(state: KernelState, block: Block, loop: Loop) -> str | None:
+    """Why ``loop`` and the loops inside it cannot be one vector tile (None if they can)."""
+    chain = block.order
+    if loop.id not in chain:
+        return f"loop {state.loop_name(loop)} is not a loop of block '{block.name}'"
+    size = 1
+    for lid in chain[chain.index(loop.id):]:
+        inner = state.loops[lid]
+        if len(inner.parts) != 1:
+            return f"loop {state.loop_name(inner)} inside the vector tile is fused"
+        d = inner.parts[0][0]
+        if block.levels[d][-1] != lid:
+            return (f"loop {state.loop_name(inner)} inside the vector tile is not the innermost "
+                    "level of its dimension; reorder so the vectorized loops are the "
+                    "innermost tile (before vectorize)")
+        if lid != loop.id and any(inner.annotations.get(k) for k in
+                                  ("parallel", "bind", "unroll", "vectorize")):
+            return (f"loop {state.loop_name(inner)} inside the vector tile is parallel, bound, "
+                    "unrolled or vectorized")
+        size *= inner.extent
+    if size > MAX_VECTOR_ELEMENTS:
+        return (f"the tile under loop {state.loop_name(loop)} has {size} elements (more than "
+                f"{MAX_VECTOR_ELEMENTS}): split it first")
+    return None
+
+
+def unroll(state: KernelState, loop: Loop, factor: Any = None) -> None:
+    """Unroll ``loop`` completely, or by ``factor``."""
+    if factor is not None and (not isinstance(factor, int) or factor < 1):
+        raise PrimitiveError("unroll", f"factor must be a positive int, got {factor!r}")
+    name = state.loop_name(loop)
+    if loop.annotations.get("vectorize") or loop.annotations.get("parallel") \
+            or loop.annotations.get("bind"):
+        raise PrimitiveError("unroll", f"loop {name} is vectorized, parallel or bound")
+    copies = min(factor or loop.extent, loop.extent)
+    block = state.owner(loop)
+    for lid in state.enclosing(block):
+        other = state.loops[lid]
+        if lid != loop.id and other.annotations.get("unroll"):
+            copies *= min(int(other.annotations["unroll"]), other.extent)
+    if copies > MAX_UNROLLED_COPIES:
+        raise PrimitiveError("unroll", f"unrolling loop {name} would make {copies} copies of the "
+                             f"loop body in block '{block.name}' (at most "
+                             f"{MAX_UNROLLED_COPIES}); unroll by a factor instead")
+    _mark(state, loop, "unroll", "unroll", factor or loop.extent)
+
+
+def bind(state: KernelState, loop: Loop, thread_axis: str) -> None:
+    """Map ``loop`` to a GPU grid axis (``blockIdx.x``, ``threadIdx.y``, …)."""
+    if thread_axis not in GPU_AXES:
+        raise PrimitiveError("bind", f"unknown thread axis {thread_axis!r}; one of "
+                             f"{', '.join(GPU_AXES)}")
+    if state.loop_kind(loop) != SPATIAL:
+        raise PrimitiveError("bind", f"loop {state.loop_name(loop)} is a reduction loop")
+    _mark(state, loop, "bind", "bind", thread_axis)
+
+
+def annotate(target: Block | Loop, ann_key: str, ann_val: Any) -> None:
+    """Attach ``ann_key = ann_val`` (an int, float, str or bool) to a block or loop."""
+    if not isinstance(ann_val, (int, float, str, bool)):
+        raise PrimitiveError("annotate", f"annotation values must be int, float, str or bool, "
+                             f"got {type(ann_val).__name__}")
+    if ann_key.startswith("_"):
+        raise PrimitiveError("annotate", "keys starting with '_' are reserved")
+    target.annotations[ann_key] = ann_val
+
+
+def unannotate(target: Block | Loop, ann_key: str) -> None:
+    if ann_key not in target.annotations:
+        raise PrimitiveError("unannotate", f"no annotation '{ann_key}'")
+    del target.annotations[ann_key]

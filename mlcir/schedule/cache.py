@@ -1,0 +1,76 @@
+"""Cache primitives: ``cache_read`` and ``cache_write`` (TVM's cache_read_write). Each adds a
+copy block (a cache stage) that ``compute_at`` / ``reverse_compute_at`` place; the materializer
+emits it as a promotion of the tiled op's operand."""
+
+from __future__ import annotations
+
+from .errors import PrimitiveError
+from .state import SPATIAL, Block, KernelState, Operand
+
+STORAGE_SCOPES = ("global", "local", "shared")
+
+
+def cache_read(state: KernelState, block: Block, read_buffer_index: int,
+               storage_scope: str) -> Block:
+    """Stage input ``read_buffer_index`` of ``block`` in a buffer of ``storage_scope``;
+    returns the copy block."""
+    inputs = [i for i, op in enumerate(block.operands) if not op.is_init]
+    if not 0 <= read_buffer_index < len(inputs):
+        raise PrimitiveError("cache_read", f"block '{block.name}' has {len(inputs)} inputs, no "
+                             f"input #{read_buffer_index}")
+    producer = block.operands[inputs[read_buffer_index]].producer
+    if block.attach is not None and block.attach.kind == "reverse_compute_at" \
+            and block.attach.target == producer:
+        # The nest is re-rooted at `block` through the operand that reads `producer`: a cache
+        # between them would leave the materializer no operand to follow (reverse_compute_at
+        # refuses a cached input for the same reason).
+        raise PrimitiveError("cache_read", f"block '{block.name}' is computed at block "
+                             f"'{producer}' (reverse_compute_at) through input "
+                             f"#{read_buffer_index}, which therefore cannot be cached")
+    return _cache(state, block, "cache_read", inputs[read_buffer_index], read_buffer_index,
+                  storage_scope)
+
+
+def cache_write(state: KernelState, block: Block, write_buffer_index: int,
+                storage_scope: str) -> Block:
+    """Make ``block`` compute into a buffer of ``storage_scope`` and copy the result out;
+    returns the copy-out block."""
+    outputs = [i for i, op in enumerate(block.operands) if op.is_init]
+    if not 0 <= write_buffer_index < len(outputs):
+        raise PrimitiveError("cache_write", f"block '{block.name}' has {len(outputs)} outputs")
+    return _cache(state, block, "cache_write", outputs[write_buffer_index], write_buffer_index,
+                  storage_scope)
+
+
+def _cache(state: KernelState, b: Block, kind: str, operand: int, index: int,
+           scope: str) -> Block:
+    if scope not in STORAGE_SCOPES:
+        raise PrimitiveError(kind, f"storage_scope must be global, local or shared, got {scope!r}")
+    if any(x.origin.get("source") == b.name and x.origin.get("operand") == operand
+           for x in state.blocks.values()):
+        raise PrimitiveError(kind, f"input #{index} of '{b.name}' is already cached")
+    name = f"{b.name}_{'read' if kind == 'cache_read' else 'write'}{index}_{scope}"
+    rank = len(b.operands[operand].map_results)
+    if rank == 0:
+        raise PrimitiveError(kind, f"operand #{index} of '{b.name}' is a scalar, not a tensor")
+    read = b.operands[operand].map_results
+    extents = []
+    for r in range(rank):
+        d = read[r]
+        if d is None:
+            raise PrimitiveError(kind, f"operand #{operand} of '{b.name}' is indexed by an "
+                                 "expression; only plain dimensions can be cached")
+        extents.append(b.extents[d])
+    cache = Block(name, b.func, [SPATIAL] * rank, extents, [], [],
+                  [Operand(b.name if kind == "cache_write" else b.operands[operand].producer,
+                           list(range(rank)), False)],
+                  list(range(rank)), "linalg.copy",
+                  origin={"kind": kind, "source": b.name, "operand": operand, "scope": scope})
+    for dim, extent in enumerate(extents):
+        loop = state.new_loop(cache, [(dim, extent)])
+        cache.levels.append([loop.id])
+        cache.order.append(loop.id)
+    state.blocks[(b.func, name)] = cache
+    if kind == "cache_read":
+        b.operands[operand] = Operand(name, list(read), False)
+    return cache

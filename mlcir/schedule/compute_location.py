@@ -1,0 +1,237 @@
+"""Compute-location primitives: where a block is computed (TVM's compute_at and
+compute_inline): ``compute_at``, ``reverse_compute_at``, ``decompose_reduction``,
+``compute_inline``, ``reverse_compute_inline``."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from .errors import PrimitiveError
+from .inline import check_inlinable
+from .state import REDUCTION, SPATIAL, Attach, Block, KernelState, Loop, inner_extent
+
+
+def compute_at(state: KernelState, block: Block, loop: Loop) -> None:
+    """Compute the producer ``block`` under ``loop`` of its consumer, only the region that one
+    iteration of ``loop`` needs."""
+    _attach(state, block, state.owner(loop), loop, "compute_at")
+
+
+def reverse_compute_at(state: KernelState, block: Block, loop: Loop) -> None:
+    """Compute the consumer ``block`` under ``loop`` of its producer, right after the tile of
+    the producer that one iteration of ``loop`` computes."""
+    _attach(state, block, state.owner(loop), loop, "reverse_compute_at")
+
+
+def decompose_reduction(state: KernelState, block: Block, loop: Loop) -> Block:
+    """Compute the reduction's initialisation right before ``loop`` (inside the loop above it)
+    instead of once for the whole output; returns the init block."""
+    chain = state.enclosing(block)
+    if loop.id not in chain:
+        raise PrimitiveError("decompose_reduction", f"loop {state.loop_name(loop)} does not "
+                             f"enclose block '{block.name}'")
+    init = _init_block(state, block)
+    if init is None:
+        raise PrimitiveError("decompose_reduction", f"block '{block.name}' has no init block "
+                             "(a linalg.fill of its output)")
+    if REDUCTION not in block.kinds:
+        raise PrimitiveError("decompose_reduction", f"block '{block.name}' is not a reduction")
+    pos = chain.index(loop.id)
+    if pos > 0:
+        above = state.loops[chain[pos - 1]]
+        if above.block != block.name:
+            raise PrimitiveError("decompose_reduction", "the loop above must be the block's own")
+        _attach(state, init, block, above, "compute_at")
+    return init
+
+
+def compute_inline(state: KernelState, original: ir.Module, block: Block) -> None:
+    """Inline an elementwise producer into its consumers (its block disappears)."""
+    _check_inline(block, "compute_inline")
+    consumers = state.consumers(block)
+    if not consumers:
+        raise PrimitiveError("compute_inline", f"block '{block.name}' has no consumer block")
+    if any(c.operands[i].is_init for c, i in consumers):
+        raise PrimitiveError("compute_inline", f"block '{block.name}' initialises a consumer's "
+                             "output; decompose_reduction places it instead")
+    for c, _ in consumers:
+        if any(len(lv) > 1 for lv in c.levels) or c.attach:
+            raise PrimitiveError("compute_inline", f"consumer '{c.name}' was already scheduled;"
+                                 " inline before scheduling it")
+    _inline(state, original, block, consumers, "compute_inline")
+
+
+def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block) -> None:
+    """Inline an elementwise consumer into its producer (the producer's block computes the
+    consumer's result)."""
+    prim = "reverse_compute_inline"
+    _check_inline(block, prim)
+    producers = {op.producer for op in block.operands if op.producer and not op.is_init}
+    if len(producers) != 1:
+        raise PrimitiveError(prim, f"block '{block.name}' must read exactly one block, reads "
+                             f"{sorted(producers) or 'none'}")
+    producer = state.blocks[(block.func, producers.pop())]
+    if REDUCTION in producer.kinds:
+        raise PrimitiveError(prim, f"producer '{producer.name}' is a reduction: its result is "
+                             "complete only after the last reduction step (use "
+                             "reverse_compute_at)")
+    if state.consumers(producer) != [(block, i) for i, op in enumerate(block.operands)
+                                     if op.producer == producer.name]:
+        raise PrimitiveError(prim, f"producer '{producer.name}' has other consumers")
+    if any(len(lv) > 1 for lv in producer.levels) or producer.attach:
+        raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled; inline "
+                             "before scheduling it")
+    _inline(state, original, producer, [(block, 0)], prim, into_producer=block)
+
+
+def _init_block(state: KernelState, block: Block) -> Block | None:
+    for operand in block.operands:
+        if operand.is_init and operand.producer is not None:
+            producer = state.blocks[(block.func, operand.producer)]
+            if producer.op_name == "linalg.fill":
+                return producer
+    return None
+
+
+def _check_inline(block: Block, prim: str) -> None:
+    if REDUCTION in block.kinds:
+        raise PrimitiveError(prim, f"block '{block.name}' is a reduction")
+    if block.origin.get("kind"):
+        raise PrimitiveError(prim, f"block '{block.name}' is a cache stage")
+    if any(len(lv) > 1 for lv in block.levels) or block.attach:
+        raise PrimitiveError(prim, f"block '{block.name}' was already scheduled")
+    if block.op_name == "linalg.fill":
+        raise PrimitiveError(prim, f"block '{block.name}' is a fill; use decompose_reduction")
+
+
+def _inline(state: KernelState, original: ir.Module, producer: Block,
+            consumers: list[tuple[Block, int]], prim: str,
+            into_producer: Block | None = None) -> None:
+    """Update the state for an inline and record the rewrite the materializer applies.
+
+    ``compute_inline``: ``producer`` disappears into its consumers. With ``into_producer``
+    (``reverse_compute_inline`` of that consumer): the consumer disappears and ``producer``
+    now computes its result over the consumer's domain."""
+    reason = check_inlinable(original, producer.func, producer.name)
+    if reason:
+        raise PrimitiveError(prim, reason)
+    merged = [op for op in producer.operands if not op.is_init]
+    if into_producer is None:
+        producer.inlined = True
+        for c, _ in consumers:
+            # The order of the fused op's operands (inline.py's _fuse_into): the inputs it
+            # kept, the producer's inputs, then its outputs.
+            c.operands = [op for op in c.operands
+                          if op.producer != producer.name and not op.is_init] + merged + \
+                [op for op in c.operands if op.is_init]
+        state.inlines.append(("compute_inline", producer.func, producer.name))
+    else:
+        consumer = into_producer
+        consumer.inlined = True
+        producer.operands = [op for op in consumer.operands
+                             if op.producer != producer.name and not op.is_init] + merged + \
+            [op for op in consumer.operands if op.is_init]
+        for attr in ("kinds", "extents", "levels", "order", "output_map"):
+            setattr(producer, attr, getattr(consumer, attr))
+        for lid in producer.order:
+            state.loops[lid].block = producer.name
+        for other in state.blocks.values():
+            for op in other.operands:
+                if op.producer == consumer.name:
+                    op.producer = producer.name
+        state.inlines.append(("reverse_compute_inline", consumer.func, consumer.name))
+
+
+def _dim_correspondence(producer: Block, consumer: Block, operand: int,
+                        prim: str) -> dict[int, int]:
+    """For each dim of ``producer``'s result, the consumer dim that indexes it."""
+    out_map = producer.output_map
+    read_map = consumer.operands[operand].map_results
+    if None in out_map or sorted(out_map) != list(range(len(out_map))) and \
+            len(set(out_map)) != len(out_map):
+        raise PrimitiveError(prim, f"block '{producer.name}' does not write its result with a "
+                             "permutation map")
+    mapping = {}
+    for r, p_dim in enumerate(out_map):
+        c_dim = read_map[r] if r < len(read_map) else None
+        if c_dim is None:
+            raise PrimitiveError(prim, f"block '{consumer.name}' reads '{producer.name}' with a "
+                                 "non-trivial index expression; not supported")
+        mapping[p_dim] = c_dim
+    return mapping
+
+
+def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) -> None:
+    if b is target or b.func != target.func:
+        raise PrimitiveError(prim, f"block '{b.name}' cannot be computed in its own nest")
+    if b.attach is not None:
+        raise PrimitiveError(prim, f"block '{b.name}' is already computed at another loop")
+    if any(x.attach is not None and x.attach.target == b.name for x in state.blocks.values()):
+        raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}'")
+    chain = state.enclosing(target)
+    outer = chain[:chain.index(loop.id) + 1]
+    if any(state.loops[i].block != target.name for i in outer):
+        raise PrimitiveError(prim, "the loop must belong to the target block's own nest")
+    if prim == "compute_at":
+        reads = [i for i, op in enumerate(target.operands) if op.producer == b.name]
+        if not reads:
+            raise PrimitiveError(prim, f"block '{target.name}' does not read block '{b.name}'")
+        others = sorted({c.name for c, _ in state.consumers(b) if c is not target})
+        if others:
+            # TVM's rule too; MLIR would have to yield the tile out of the loop, which
+            # upstream supports only for scf.forall (and asserts on scf.for).
+            raise PrimitiveError(prim, f"block '{b.name}' is also read by "
+                                 f"{', '.join(repr(o) for o in others)}: every consumer must be "
+                                 "under the target loop")
+        is_init = any(target.operands[i].is_init for i in reads)
+        mapping = _dim_correspondence(b, target, reads[0], prim)
+        if is_init and any(x.origin.get("kind") == "cache_write"
+                           and x.origin.get("source") == target.name
+                           for x in state.blocks.values()):
+            raise PrimitiveError(prim, f"'{b.name}' initialises '{target.name}', whose output "
+                                 "is cached (cache_write): it cannot also be computed inside")
+        if is_init:
+            _spatial_above(state, outer, prim, f"'{b.name}' initialises '{target.name}'")
+        if any(k == REDUCTION for k in b.kinds):
+            raise PrimitiveError(prim, f"block '{b.name}' is a reduction; only elementwise, "
+                                 "copy and fill producers can be computed at a loop")
+        # The producer covers the region one iteration of `loop` reads.
+        for p_dim, t_dim in mapping.items():
+            _reset_dim(state, b, p_dim, inner_extent(state, target, t_dim, loop.id))
+    else:
+        reads = [i for i, op in enumerate(b.operands) if op.producer == target.name
+                 and not op.is_init]
+        if not reads:
+            raise PrimitiveError(prim, f"block '{b.name}' does not read block '{target.name}'")
+        others = sorted({c.name for c, _ in state.consumers(target) if c is not b})
+        if others:
+            raise PrimitiveError(prim, f"block '{target.name}' is also read by "
+                                 f"{', '.join(repr(o) for o in others)}: the nest is re-rooted "
+                                 f"at '{b.name}', so it must be the only consumer")
+        _spatial_above(state, outer, prim, f"'{b.name}' needs complete results of "
+                       f"'{target.name}'")
+        mapping = _dim_correspondence(target, b, reads[0], prim)
+        for t_dim, c_dim in mapping.items():
+            _reset_dim(state, b, c_dim, inner_extent(state, target, t_dim, loop.id))
+        for lid in outer:
+            for d, _ in state.loops[lid].parts:
+                if d not in mapping:
+                    raise PrimitiveError(prim, f"loop dimension {d} of '{target.name}' does not "
+                                         f"index the data '{b.name}' reads")
+    b.attach = Attach(prim, target.name, loop.id)
+
+
+def _spatial_above(state: KernelState, outer: list[int], prim: str, why: str) -> None:
+    for lid in outer:
+        loop = state.loops[lid]
+        if state.loop_kind(loop) != SPATIAL:
+            raise PrimitiveError(prim, f"loop {state.loop_name(loop)} at or above the target "
+                                 f"loop is a reduction loop, but {why}")
+
+
+def _reset_dim(state: KernelState, b: Block, dim: int, extent: int) -> None:
+    """Give ``b``'s dimension ``dim`` one loop of ``extent`` (its region after compute_at)."""
+    if len(b.levels[dim]) != 1 or len(state.loops[b.levels[dim][0]].parts) != 1:
+        raise PrimitiveError("compute_at", f"block '{b.name}': tile its loops after compute_at, "
+                             "not before")
+    state.loops[b.levels[dim][0]].parts = [(dim, extent)]

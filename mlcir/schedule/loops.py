@@ -1,0 +1,151 @@
+"""Loop primitives: ``split``, ``reorder``, ``fuse`` (TVM's loop_transformation).
+
+Each checks legality and updates the kernel state; the loops it makes get new ids and the
+loops it replaces leave ``state.loops``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from .errors import PrimitiveError
+from .state import Block, KernelState, Loop, TileKnob
+
+
+def own_loop(state: KernelState, loop: Loop, prim: str) -> Block:
+    """The block owning ``loop``, which must not be a cache stage (those are only placed)."""
+    block = state.owner(loop)
+    if block.origin.get("kind") in ("cache_read", "cache_write"):
+        raise PrimitiveError(prim, f"block '{block.name}' is a cache stage: it can only be "
+                             "placed (compute_at/reverse_compute_at), not re-tiled")
+    return block
+
+
+def check_free(state: KernelState, loops: Sequence[Loop], prim: str) -> None:
+    """Loops that other blocks are computed at cannot change shape any more."""
+    for loop in loops:
+        block = state.owner(loop)
+        attached = state.attached_at(loop.id, block.func)
+        inner = state.enclosing(block)
+        below = inner[inner.index(loop.id):]
+        attached += [b for lid in below for b in state.attached_at(lid, block.func)]
+        if attached:
+            raise PrimitiveError(prim, f"loop {state.loop_name(loop)} of block '{block.name}' "
+                                 f"encloses block '{attached[0].name}' (compute_at); apply "
+                                 f"{prim} before compute_at")
+
+
+def split(state: KernelState, loop: Loop, factors: Sequence[Any],
+          knobs: Sequence[TileKnob | None] = ()) -> list[int]:
+    """Split ``loop`` into ``len(factors)`` nested loops (outer first); returns their ids.
+    ``factors`` are ints and at most one ``None`` (inferred); ``knobs[i]``, when given, is the
+    sampled tile size of the ``i``-th new loop."""
+    block = own_loop(state, loop, "split")
+    name = state.loop_name(loop)
+    if len(loop.parts) != 1:
+        raise PrimitiveError("split", f"loop {name} is a fused loop; split the loops before "
+                             "fusing them")
+    if loop.extent < 0:
+        raise PrimitiveError("split", f"loop {name} has a dynamic extent")
+    if len(factors) < 1:
+        raise PrimitiveError("split", "needs at least one factor")
+    check_free(state, [loop], "split")
+    values: list[int | None] = []
+    for f in factors:
+        if f is not None and not isinstance(f, int):
+            raise PrimitiveError("split", f"factors must be ints, sampled values or one None, "
+                                 f"got {f!r}")
+        values.append(f)
+    if values.count(None) > 1:
+        raise PrimitiveError("split", "at most one factor may be None")
+    known = math.prod(v for v in values if v is not None)
+    if any(v is not None and v < 1 for v in values):
+        raise PrimitiveError("split", f"factors {values} must be >= 1")
+    if None in values:
+        if loop.extent % known:
+            raise PrimitiveError("split", f"factors {values} of loop {name} (extent "
+                                 f"{loop.extent}): {known} does not divide {loop.extent}")
+        values[values.index(None)] = loop.extent // known
+    elif known != loop.extent:
+        raise PrimitiveError("split", f"factors {values} of loop {name} (extent {loop.extent}) "
+                             f"multiply to {known}, not {loop.extent}")
+    dim = loop.parts[0][0]
+    new_loops = [state.new_loop(block, [(dim, int(v))]) for v in values]
+    for new_loop, knob in zip(new_loops, knobs):
+        new_loop.knob = knob
+    for new_loop in new_loops:
+        new_loop.annotations.update({k: v for k, v in loop.annotations.items()
+                                     if k.startswith("_")})
+    ids = [new_loop.id for new_loop in new_loops]
+    levels = block.levels[dim]
+    at = levels.index(loop.id)
+    block.levels[dim] = levels[:at] + ids + levels[at + 1:]
+    at = block.order.index(loop.id)
+    block.order[at:at + 1] = ids
+    del state.loops[loop.id]
+    return ids
+
+
+def reorder(state: KernelState, loops: Sequence[Loop]) -> None:
+    """Put ``loops`` (of one block's nest) in this order, in the positions they occupy."""
+    if len({loop.id for loop in loops}) != len(loops):
+        raise PrimitiveError("reorder", "a loop is given twice")
+    blocks = {state.owner(loop).name for loop in loops}
+    if len(blocks) != 1:
+        raise PrimitiveError("reorder", f"loops of different blocks ({', '.join(sorted(blocks))})")
+    block = own_loop(state, loops[0], "reorder")
+    check_free(state, loops, "reorder")
+    positions = sorted(block.order.index(loop.id) for loop in loops)
+    new_order = list(block.order)
+    for pos, loop in zip(positions, loops):
+        new_order[pos] = loop.id
+    for levels in block.levels:
+        seen = [lid for lid in new_order if lid in levels]
+        if seen != levels:
+            names = [state.loop_name(state.loops[i]) for i in seen]
+            raise PrimitiveError("reorder", f"the split levels of one dimension must stay outer "
+                                 f"to inner ({', '.join(names)}): MLIR tiling emits the loops of "
+                                 "a split dimension in that order")
+    block.order = new_order
+
+
+def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
+    """Fuse consecutive loops of one block into one loop; returns its id."""
+    if len(loops) < 2:
+        raise PrimitiveError("fuse", "needs at least two loops")
+    block = own_loop(state, loops[0], "fuse")
+    if any(state.owner(loop) is not block for loop in loops):
+        raise PrimitiveError("fuse", "loops of different blocks")
+    positions = [block.order.index(loop.id) for loop in loops]
+    if positions != list(range(positions[0], positions[0] + len(loops))):
+        raise PrimitiveError("fuse", "the loops must be consecutive, outer first")
+    if len({state.loop_kind(loop) for loop in loops}) > 1:
+        raise PrimitiveError("fuse", "cannot fuse a spatial loop with a reduction loop")
+    if any(len(loop.parts) > 1 for loop in loops):
+        raise PrimitiveError("fuse", "a loop is already fused")
+    if any(loop.annotations.get(k) for loop in loops
+           for k in ("parallel", "vectorize", "unroll", "bind")):
+        raise PrimitiveError("fuse", "annotate (parallel/vectorize/unroll/bind) after fusing")
+    check_free(state, loops, "fuse")
+    dims = [loop.parts[0][0] for loop in loops]
+    if len(set(dims)) == 1:
+        # Consecutive levels of one dimension: fusing them undoes their split.
+        levels = block.levels[dims[0]]
+        at = levels.index(loops[0].id)
+        if levels[at:at + len(loops)] != [loop.id for loop in loops]:
+            raise PrimitiveError("fuse", "loops of one dimension must be consecutive split levels")
+        fused = state.new_loop(block, [(dims[0], math.prod(loop.extent for loop in loops))])
+        block.levels[dims[0]][at:at + len(loops)] = [fused.id]
+    elif len(set(dims)) != len(dims):
+        raise PrimitiveError("fuse", "the loops mix split levels of one dimension with other "
+                             "dimensions; fuse the levels first")
+    else:
+        fused = state.new_loop(block, [p for loop in loops for p in loop.parts])
+        for loop in loops:
+            d = loop.parts[0][0]
+            block.levels[d][block.levels[d].index(loop.id)] = fused.id
+    block.order[positions[0]:positions[-1] + 1] = [fused.id]
+    for loop in loops:
+        del state.loops[loop.id]
+    return fused.id
