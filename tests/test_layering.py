@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -176,7 +175,6 @@ def test_cycle_finder_reports_the_cycle():
     assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
 
 
-@pytest.mark.xfail(strict=False, reason="until the architecture branches merge")
 def test_no_import_circle():
     """None within a package folder, nor across folders (a stricter form of the rule)."""
     graph = import_graph()
@@ -185,7 +183,6 @@ def test_no_import_circle():
         f"{' -> '.join(_cycle_through(graph, c))}   (all of: {', '.join(c)})" for c in circles)
 
 
-@pytest.mark.xfail(strict=False, reason="until the architecture branches merge")
 def test_no_import_from_a_lower_layer_to_a_higher_one():
     upward = upward_imports()
     assert not upward, "imports that run up the layers:\n" + "\n".join(upward)
