@@ -682,6 +682,86 @@ _declare(OpDef(DIALECT, "take", ("x", "indices"), _take,
                pattern="injective", evaluate=_np_take))
 
 
+
+# ----------------------------------------------------------------------------------------------
+# The ONNX elementwise math family: trigonometric, rounding, sign, remainders, bitwise ops and
+# the activations that need a comparison (the others are decomposed at import).
+
+
+def _float_elementwise(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+    for spec, name in zip(specs, ("x", "rhs")):
+        _require_float(spec, name)
+
+
+def _integer_elementwise(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+    for spec in specs:
+        if not is_signless_int_type(spec.element_type) or \
+                ir.IntegerType(spec.element_type).width == 1:
+            raise ShapeError(f"operands must have a signless integer element type (i8 to i64), "
+                             f"got {spec.element_type}")
+
+
+def _numeric_elementwise(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
+    for spec in specs:
+        _require_numeric(spec)
+
+
+def _np_float(fn):
+    """A numpy ufunc that keeps the float element type of its operand."""
+    return lambda x: fn(x).astype(x.dtype)
+
+
+_FLOAT_MATH: dict[str, tuple[str, Any]] = {
+    "sin": ("sine", np.sin), "cos": ("cosine", np.cos), "tan": ("tangent", np.tan),
+    "asin": ("arcsine", np.arcsin), "acos": ("arccosine", np.arccos),
+    "atan": ("arctangent", np.arctan), "sinh": ("hyperbolic sine", np.sinh),
+    "cosh": ("hyperbolic cosine", np.cosh), "asinh": ("inverse hyperbolic sine", np.arcsinh),
+    "acosh": ("inverse hyperbolic cosine", np.arccosh),
+    "atanh": ("inverse hyperbolic tangent", np.arctanh),
+    "floor": ("floor", np.floor), "ceil": ("ceiling", np.ceil),
+    "round": ("rounding to the nearest integer, halves to even (ONNX Round)", np.round),
+}
+for _name, (_doc, _fn) in _FLOAT_MATH.items():
+    _declare(OpDef(DIALECT, _name, ("x",), _unary, check=_float_elementwise,
+                   summary=f"Elementwise {_doc} of a float tensor.", pattern="elementwise",
+                   evaluate=_np_float(_fn)))
+_declare(OpDef(DIALECT, "sign", ("x",), _unary, check=_numeric_elementwise,
+               summary="Elementwise sign: -1, 0 or 1 (NaN stays NaN).", pattern="elementwise",
+               evaluate=np.sign))
+_declare(OpDef(DIALECT, "bitwise_not", ("x",), _unary, check=_integer_elementwise,
+               summary="Elementwise bitwise complement of an integer tensor.",
+               pattern="elementwise", evaluate=np.invert))
+_BITWISE: dict[str, tuple[str, Any]] = {
+    "bitwise_and": ("a & b", np.bitwise_and), "bitwise_or": ("a | b", np.bitwise_or),
+    "bitwise_xor": ("a ^ b", np.bitwise_xor),
+}
+for _name, (_doc, _fn) in _BITWISE.items():
+    _declare(OpDef(DIALECT, _name, ("lhs", "rhs"), _broadcasting, check=_integer_elementwise,
+                   summary=f"Elementwise {_doc} of integer tensors, numpy broadcasting.",
+                   pattern="broadcast", evaluate=_fn))
+_declare(OpDef(DIALECT, "mod", ("lhs", "rhs"), _broadcasting, check=_numeric_elementwise,
+               summary="Remainder with the sign of the divisor (numpy.mod, Python's %; ONNX "
+                       "Mod with fmod=0), numpy broadcasting.",
+               pattern="broadcast", evaluate=np.mod))
+_declare(OpDef(DIALECT, "fmod", ("lhs", "rhs"), _broadcasting, check=_numeric_elementwise,
+               summary="Remainder with the sign of the dividend (C fmod, numpy.fmod; ONNX Mod "
+                       "with fmod=1), numpy broadcasting.",
+               pattern="broadcast", evaluate=np.fmod))
+_declare(OpDef(DIALECT, "thresholded_relu", ("x",), _unary,
+               attrs=(AttrDef("alpha", "float", "the threshold"),), check=_float_elementwise,
+               summary="x if x > alpha else 0.", pattern="elementwise",
+               evaluate=lambda x, alpha: np.where(x > alpha, x, x.dtype.type(0))))
+_declare(OpDef(DIALECT, "shrink", ("x",), _unary,
+               attrs=(AttrDef("lambd", "float", "half the width of the band mapped to 0"),
+                      AttrDef("bias", "float", "moved towards 0 outside the band")),
+               check=_float_elementwise,
+               summary="x + bias if x < -lambd, x - bias if x > lambd, else 0 (ONNX Shrink).",
+               pattern="elementwise",
+               evaluate=lambda x, lambd, bias: np.where(
+                   x < -lambd, x + x.dtype.type(bias),
+                   np.where(x > lambd, x - x.dtype.type(bias), x.dtype.type(0))).astype(x.dtype)))
+
+
 def irdl_text() -> str:
     return irdl_dialect(DIALECT, list(OPS.values()))
 
