@@ -37,9 +37,9 @@ def cpu_to_llvm(threads: int) -> list[str]:
     (``threads`` > 0 fixes the count at build time; 0 leaves it to the runtime).
 
     Private functions are renamed first (``mlcir-private-symbols``), before any pass declares
-    a C library function. Order matters (measured): ``finalize-memref-to-llvm`` before ``convert-scf-to-cf`` (the
-    ``memref.alloca_scope`` that OpenMP loops get must still have one block), and
-    ``expand-strided-metadata`` before ``lower-affine``.
+    a C library function. Order matters (measured): ``finalize-memref-to-llvm`` before
+    ``convert-scf-to-cf`` (the ``memref.alloca_scope`` that OpenMP loops get must still have
+    one block), and ``expand-strided-metadata`` before ``lower-affine``.
     """
     num = f"{{num-threads={threads}}}" if threads > 0 else ""
     return [
