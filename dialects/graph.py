@@ -689,8 +689,7 @@ _declare(OpDef(DIALECT, "take", ("x", "indices"), _take,
 
 
 def _float_elementwise(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:
-    for spec, name in zip(specs, ("x", "rhs")):
-        _require_float(spec, name)
+    _require_float(specs[0])
 
 
 def _integer_elementwise(specs: list[TensorSpec], attrs: dict[str, Any]) -> None:

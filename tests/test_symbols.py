@@ -24,7 +24,8 @@ from mlcir.runtime.saved import read_library
 
 # Unary float ops without attributes; each gets a kernel named after it.
 UNARY = sorted(name for name, op in graph.OPS.items()
-               if op.pattern == "elementwise" and op.operands == ("x",) and not op.attrs)
+               if op.pattern == "elementwise" and op.operands == ("x",) and not op.attrs
+               and name != "bitwise_not")
 REDUCTIONS = ("sum", "max", "min", "mean")
 
 
