@@ -23,6 +23,7 @@ from onnx import helper
 
 import mlcir
 from mlcir.dialects import graph
+from mlcir.dialects.opdef import ShapeError
 from mlcir.frontend import from_onnx
 from mlcir.testing import onnx_models as om
 
@@ -277,3 +278,18 @@ def test_onnx_op_against_onnxruntime(op, dtype, inputs, attrs, opset, domain):
 def test_mod_with_fmod_0_on_floats_is_refused_as_onnx_says():
     with pytest.raises(mlcir.FrontendError, match="fmod=0 on floating-point inputs"):
         from_onnx(_typed_model("Mod", "f32", 2, {}, 17))
+
+
+FLOAT_ONLY = sorted([name for name, (dtypes, _, _) in UNARY.items() if dtypes == FLOATS]
+                    + [name for name, (dtypes, _) in BINARY.items() if dtypes == FLOATS])
+
+
+@pytest.mark.parametrize("name", FLOAT_ONLY)
+def test_float_only_ops_refuse_integers_with_a_clear_error(name):
+    """Before any code is generated: at the builder (a ShapeError naming the op) or at the
+    lowering (a LoweringError naming it)."""
+    attrs = UNARY[name][2] if name in UNARY else {}
+    operands = 1 if name in UNARY else 2
+    with pytest.raises((ShapeError, mlcir.LoweringError),
+                       match=rf"graph\.{name}'.*floating-point element type.*i32"):
+        _build("i32", [(name, operands, attrs)])
