@@ -70,11 +70,11 @@ def _mod(x: ir.Value, y: ir.Value) -> ir.Value:
     return arith.select(arith.andi(nonzero, differ), b.add(r, y), r)
 
 
+_FLOAT_MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+               "atanh", "floor", "ceil")
 _MATH_PAYLOADS: dict[str, Callable[..., ir.Value]] = {
-    **{name: getattr(mathd, name) for name in (
-        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-        "floor", "ceil")},
-    "round": mathd.roundeven,
+    **{name: getattr(mathd, name) for name in _FLOAT_MATH},
+    "round": mathd.roundeven,  # halves to even, as ONNX Round
     "sign": _sign,
     "mod": _mod,
     "fmod": _fmod,
@@ -83,8 +83,7 @@ _MATH_PAYLOADS: dict[str, Callable[..., ir.Value]] = {
     "bitwise_or": arith.ori,
     "bitwise_xor": arith.xori,
 }
-_FLOAT_ONLY |= {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
-                "atanh", "floor", "ceil", "round"}
+_FLOAT_ONLY |= {*_FLOAT_MATH, "round"}
 _PAYLOADS.update(_MATH_PAYLOADS)
 
 
