@@ -52,8 +52,6 @@ def describe() -> str:
     (SkylakeX, Haswell, …) and its threads; flagged when an override is still set."""
     from threadpoolctl import threadpool_info
 
-    import numpy  # noqa: F401  (loads the BLAS threadpoolctl inspects)
-
     infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
     if not infos:
         return "no BLAS found"
