@@ -3,9 +3,13 @@ schedule written with mlcir's primitives, next to numpy measured in the same run
 
     python bench/schedule_matmul.py [--sizes 128,512,1024] [--repeat 5]
 
-Run it alone: other processes on the two cores distort timings and thread scaling. Every
-number is the best of ``--repeat`` timed repeats (each the mean of several calls), on
-64-byte-aligned arrays; numpy's thread count is set through its OpenBLAS in this process.
+Run it alone: other processes on the two cores distort timings and thread scaling. Each
+variant is timed in turns with numpy (``np.matmul(a, b, out=out)``, the same thread count)
+right after it is built: the best of ``--repeat`` rounds, each the mean of several calls, on
+64-byte-aligned arrays. Both sides are compiled code with the output given (mlcir: a prepared
+call; at these sizes a call's Python overhead is below 0.1%). numpy's thread count is set
+through its OpenBLAS in this process; it runs with its best kernel (``OPENBLAS_CORETYPE`` and
+``OPENBLAS_L2_SIZE`` removed here), printed first.
 """
 
 from __future__ import annotations
@@ -16,13 +20,16 @@ import os
 import sys
 import time
 
-import numpy as np
+for _name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # before numpy loads (MLIR notes)
+    os.environ.pop(_name, None)
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import mlcir
-from mlcir.runtime import aligned_array, aligned_empty, time_calls
-from mlcir.testing import blas, kernels
+from mlcir.runtime import aligned_array, aligned_empty
+from mlcir.testing import blas, kernels, timing
 
 # Hand-schedule tile sizes per problem size: (ib, jb, kb, outer loop order). Found with the
 # schedule prototype's sweep on this machine (docs/schedules.md); the register tile is 8x32.
@@ -61,11 +68,6 @@ def gflops(n: int, seconds: float) -> float:
     return 2.0 * n ** 3 / seconds / 1e9
 
 
-def time_call(call, seconds_hint: float, repeat: int):
-    number = max(1, min(50, int(0.2 / max(seconds_hint, 1e-6))))
-    return time_calls(call, number=number, repeat=repeat, warmup=1).min
-
-
 def bench_size(n: int, repeat: int) -> list[dict]:
     text, _ = kernels.matmul(n, n, n)
     rng = np.random.default_rng(0)
@@ -75,18 +77,6 @@ def bench_size(n: int, repeat: int) -> list[dict]:
     ref = a @ b
     rows = []
 
-    numpy_time = {}
-    for threads in (1, 2):
-        blas.set_threads(threads)
-        t0 = time.perf_counter()
-        np.matmul(a, b, out=out)
-        numpy_time[threads] = time_call(lambda: np.matmul(a, b, out=out), time.perf_counter() - t0,
-                                        repeat)
-        rows.append({"size": n, "variant": "numpy", "threads": threads,
-                     "ms": numpy_time[threads] * 1e3, "gflops": gflops(n, numpy_time[threads]),
-                     "ratio": 1.0})
-    blas.set_threads(2)
-
     def add(variant: str, sch: mlcir.Schedule, threads_list: tuple[int, ...], target: str = "llvm"):
         start = time.perf_counter()
         ex = mlcir.build(sch.mod, target=target)
@@ -95,14 +85,16 @@ def bench_size(n: int, repeat: int) -> list[dict]:
         err = float(np.abs(got - ref).max() / np.abs(ref).max())
         assert err < 1e-4, f"{variant} at {n}: wrong result (relative error {err})"
         call, _ = ex["main"].prepare(a, b, out)  # checked and packed once, as time_evaluator does
+        slow = variant == "unscheduled" and n >= 1024
         for threads in threads_list:
             ex.set_num_threads(threads)
-            t0 = time.perf_counter()
-            call()
-            seconds = time_call(call, time.perf_counter() - t0,
-                                1 if variant == "unscheduled" and n >= 1024 else repeat)
-            rows.append({"size": n, "variant": variant, "threads": threads, "ms": seconds * 1e3,
-                         "gflops": gflops(n, seconds), "ratio": numpy_time[threads] / seconds,
+            blas.set_threads(threads)
+            secs = timing.interleaved({"numpy": lambda: np.matmul(a, b, out=out),
+                                       "mlcir": call}, rounds=1 if slow else repeat,
+                                      budget_s=0.2, best=True, threads=threads)
+            rows.append({"size": n, "variant": variant, "threads": threads,
+                         "ms": secs["mlcir"] * 1e3, "gflops": gflops(n, secs["mlcir"]),
+                         "numpy_ms": secs["numpy"] * 1e3, "ratio": secs["numpy"] / secs["mlcir"],
                          "build_s": build_s})
 
     add("unscheduled", mlcir.Schedule(text), (1,))
@@ -124,14 +116,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args(argv)
-    print(f"OpenBLAS core: {blas.core_name()}; CPUs: {os.cpu_count()}")
+    print(f"numpy BLAS: {blas.describe()}; CPUs: {os.cpu_count()}")
     rows = []
-    print(f"{'size':>5} {'variant':<14} {'thr':>3} {'ms':>10} {'GFLOPS':>8} {'vs numpy':>9}")
+    print(f"{'size':>5} {'variant':<14} {'thr':>3} {'ms':>10} {'GFLOPS':>8} {'numpy ms':>9} "
+          f"{'vs numpy':>9}")
     for n in (int(s) for s in args.sizes.split(",")):
         for row in bench_size(n, args.repeat):
             rows.append(row)
             print(f"{row['size']:>5} {row['variant']:<14} {row['threads']:>3} {row['ms']:>10.3f} "
-                  f"{row['gflops']:>8.1f} {row['ratio']:>8.2f}x", flush=True)
+                  f"{row['gflops']:>8.1f} {row['numpy_ms']:>9.3f} {row['ratio']:>8.2f}x",
+                  flush=True)
+    print("vs numpy: numpy's time / mlcir's, the two timed in turns right after the variant was "
+          "built (above 1: mlcir is faster)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

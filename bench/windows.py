@@ -4,10 +4,11 @@
                             [--trials 64] [--threads 1]
 
 Each op is a one-node ONNX model (mlcir.testing.onnx_models.single_op, fixed seeds) measured
-like bench/models.py does a model: output checked against onnxruntime, then the median latency
-of mlcir untuned, mlcir tuned (``tune_module``) and onnxruntime, in this process. The tuned
-figure varies between runs by up to ~40% for the scalar depthwise kernels (the search itself
-is measurement-driven); run it alone and more than once.
+as bench/models.py measures a model: output checked against onnxruntime, then, timed in turns
+in this process, ``ex.main`` against ``session.run`` (as called) and the prepared call against
+``run_with_iobinding`` (compiled code). The tuned figure varies between runs by up to ~40% for
+the scalar depthwise kernels (the search itself is measurement-driven); run it alone and more
+than once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import argparse
 import os
 import sys
 
-import numpy as np
+for _name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # before numpy loads (MLIR notes)
+    os.environ.pop(_name, None)
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -62,14 +66,12 @@ def main() -> None:
     parser.add_argument("--threads", default="1")
     args = parser.parse_args()
     model_bench.MODELS.update(OPS)
-    print(f"{'op':<12} {'thr':>3} {'ort us':>9} {'untuned us':>11} {'tuned us':>9} "
-          f"{'tuned/ort':>9}")
+    print(model_bench.HEADER)
     for name in args.ops.split(","):
         for threads in (int(t) for t in args.threads.split(",")):
-            r = model_bench.bench(name, args.trials, threads)
-            print(f"{name:<12} {threads:>3} {r['ort_us']:>9.1f} {r['untuned_us']:>11.1f} "
-                  f"{r['tuned_us']:>9.1f} {r['ort_us'] / r['tuned_us']:>8.2f}x", flush=True)
-    print("ratios are onnxruntime latency / mlcir latency (above 1: mlcir is faster)")
+            print(model_bench.row(name, model_bench.bench(name, args.trials, threads)),
+                  flush=True)
+    print(model_bench.FOOTER)
 
 
 if __name__ == "__main__":

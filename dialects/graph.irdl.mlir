@@ -300,4 +300,152 @@ irdl.dialect @graph {
     %a0 = irdl.base "#builtin.integer"
     irdl.attributes {"axis" = %a0}
   }
+  irdl.operation @sin {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @cos {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @tan {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @asin {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @acos {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @atan {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @sinh {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @cosh {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @asinh {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @acosh {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @atanh {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @floor {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @ceil {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @round {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @sign {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @bitwise_not {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @bitwise_and {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @bitwise_or {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @bitwise_xor {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @mod {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @fmod {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @thresholded_relu {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.float"
+    irdl.attributes {"alpha" = %a0}
+  }
+  irdl.operation @shrink {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.float"
+    %a1 = irdl.base "#builtin.float"
+    irdl.attributes {"lambd" = %a0, "bias" = %a1}
+  }
 }

@@ -548,6 +548,32 @@ _POOL_ATTRS = (AttrDef("kernel", "ints", "[kh, kw]"), AttrDef("strides", "ints",
                AttrDef("ceil_mode", "int", "1: output sizes rounded up (ONNX/PyTorch rule)"))
 
 #: Every graph op, by name: one :class:`OpDef` row each (order: the IRDL file's).
+# The ONNX elementwise math family's operand checks: trigonometric, rounding, sign, remainders,
+# bitwise ops and the activations that need a comparison (the others are decomposed at import).
+
+
+def _float_elementwise(specs: list[TensorSpec], _attrs: dict[str, Any]) -> None:
+    _require_float(specs[0])
+
+
+def _integer_elementwise(specs: list[TensorSpec], _attrs: dict[str, Any]) -> None:
+    for spec in specs:
+        if not is_signless_int_type(spec.element_type) or \
+                ir.IntegerType(spec.element_type).width == 1:
+            raise ShapeError(f"operands must have a signless integer element type (i8 to i64), "
+                             f"got {spec.element_type}")
+
+
+def _numeric_elementwise(specs: list[TensorSpec], _attrs: dict[str, Any]) -> None:
+    for spec in specs:
+        _require_numeric(spec)
+
+
+def _np_float(fn):
+    """A numpy ufunc that keeps the float element type of its operand."""
+    return lambda x: fn(x).astype(x.dtype)
+
+
 OPS: dict[str, OpDef] = {op.name: op for op in [
     OpDef(DIALECT, "relu", ("x",), _unary, summary="Elementwise max(x, 0).", pattern="elementwise",
           evaluate=lambda x: np.maximum(x, x.dtype.type(0))),
@@ -675,7 +701,86 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           attrs=(AttrDef("axis", "int", "the axis indexed"),),
           summary="numpy.take along `axis`; negative indices count from the end.",
           pattern="injective", evaluate=_np_take),
+    OpDef(DIALECT, "sin", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise sine of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.sin)),
+    OpDef(DIALECT, "cos", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise cosine of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.cos)),
+    OpDef(DIALECT, "tan", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise tangent of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.tan)),
+    OpDef(DIALECT, "asin", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise arcsine of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.arcsin)),
+    OpDef(DIALECT, "acos", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise arccosine of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.arccos)),
+    OpDef(DIALECT, "atan", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise arctangent of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.arctan)),
+    OpDef(DIALECT, "sinh", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise hyperbolic sine of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.sinh)),
+    OpDef(DIALECT, "cosh", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise hyperbolic cosine of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.cosh)),
+    OpDef(DIALECT, "asinh", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise inverse hyperbolic sine of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.arcsinh)),
+    OpDef(DIALECT, "acosh", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise inverse hyperbolic cosine of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.arccosh)),
+    OpDef(DIALECT, "atanh", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise inverse hyperbolic tangent of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.arctanh)),
+    OpDef(DIALECT, "floor", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise floor of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.floor)),
+    OpDef(DIALECT, "ceil", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise ceiling of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.ceil)),
+    OpDef(DIALECT, "round", ("x",), _unary, check=_float_elementwise,
+          summary="Elementwise rounding to the nearest integer, halves to even (ONNX Round) of a float tensor.", pattern="elementwise",
+          evaluate=_np_float(np.round)),
+    OpDef(DIALECT, "sign", ("x",), _unary, check=_numeric_elementwise,
+          summary="Elementwise sign: -1, 0 or 1 (NaN stays NaN).", pattern="elementwise",
+          evaluate=np.sign),
+    OpDef(DIALECT, "bitwise_not", ("x",), _unary, check=_integer_elementwise,
+          summary="Elementwise bitwise complement of an integer tensor.",
+          pattern="elementwise", evaluate=np.invert),
+    OpDef(DIALECT, "bitwise_and", ("lhs", "rhs"), _broadcasting, check=_integer_elementwise,
+          summary="Elementwise a & b of integer tensors, numpy broadcasting.",
+          pattern="broadcast", evaluate=np.bitwise_and),
+    OpDef(DIALECT, "bitwise_or", ("lhs", "rhs"), _broadcasting, check=_integer_elementwise,
+          summary="Elementwise a | b of integer tensors, numpy broadcasting.",
+          pattern="broadcast", evaluate=np.bitwise_or),
+    OpDef(DIALECT, "bitwise_xor", ("lhs", "rhs"), _broadcasting, check=_integer_elementwise,
+          summary="Elementwise a ^ b of integer tensors, numpy broadcasting.",
+          pattern="broadcast", evaluate=np.bitwise_xor),
+    OpDef(DIALECT, "mod", ("lhs", "rhs"), _broadcasting, check=_numeric_elementwise,
+               summary="Remainder with the sign of the divisor (numpy.mod, Python's %; ONNX "
+                       "Mod with fmod=0), numpy broadcasting.",
+               pattern="broadcast", evaluate=np.mod),
+    OpDef(DIALECT, "fmod", ("lhs", "rhs"), _broadcasting, check=_numeric_elementwise,
+               summary="Remainder with the sign of the dividend (C fmod, numpy.fmod; ONNX Mod "
+                       "with fmod=1), numpy broadcasting.",
+               pattern="broadcast", evaluate=np.fmod),
+    OpDef(DIALECT, "thresholded_relu", ("x",), _unary,
+               attrs=(AttrDef("alpha", "float", "the threshold"),), check=_float_elementwise,
+               summary="x if x > alpha else 0.", pattern="elementwise",
+               evaluate=lambda x, alpha: np.where(x > alpha, x, x.dtype.type(0))),
+    OpDef(DIALECT, "shrink", ("x",), _unary,
+               attrs=(AttrDef("lambd", "float", "half the width of the band mapped to 0"),
+                      AttrDef("bias", "float", "moved towards 0 outside the band")),
+               check=_float_elementwise,
+               summary="x + bias if x < -lambd, x - bias if x > lambd, else 0 (ONNX Shrink).",
+               pattern="elementwise",
+               evaluate=lambda x, lambd, bias: np.where(
+                   x < -lambd, x + x.dtype.type(bias),
+                   np.where(x > lambd, x - x.dtype.type(bias), x.dtype.type(0))).astype(x.dtype)),
 ]}
+
 
 
 def irdl_text() -> str:
@@ -1088,3 +1193,120 @@ def call_library(module: ir.Module, name: str, args: Sequence[ir.Value],
 
 def element_count(shape: Sequence[int]) -> int:
     return math.prod(shape)
+
+
+def sin(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise sine of a float tensor."""
+    return _build("sin", x, loc=loc)
+
+
+def cos(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise cosine of a float tensor."""
+    return _build("cos", x, loc=loc)
+
+
+def tan(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise tangent of a float tensor."""
+    return _build("tan", x, loc=loc)
+
+
+def asin(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise arcsine of a float tensor."""
+    return _build("asin", x, loc=loc)
+
+
+def acos(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise arccosine of a float tensor."""
+    return _build("acos", x, loc=loc)
+
+
+def atan(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise arctangent of a float tensor."""
+    return _build("atan", x, loc=loc)
+
+
+def sinh(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise hyperbolic sine of a float tensor."""
+    return _build("sinh", x, loc=loc)
+
+
+def cosh(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise hyperbolic cosine of a float tensor."""
+    return _build("cosh", x, loc=loc)
+
+
+def asinh(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise inverse hyperbolic sine of a float tensor."""
+    return _build("asinh", x, loc=loc)
+
+
+def acosh(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise inverse hyperbolic cosine of a float tensor."""
+    return _build("acosh", x, loc=loc)
+
+
+def atanh(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise inverse hyperbolic tangent of a float tensor."""
+    return _build("atanh", x, loc=loc)
+
+
+def floor(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise floor of a float tensor."""
+    return _build("floor", x, loc=loc)
+
+
+def ceil(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise ceiling of a float tensor."""
+    return _build("ceil", x, loc=loc)
+
+
+def round(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise rounding to the nearest integer, halves to even (ONNX Round) of a float tensor."""
+    return _build("round", x, loc=loc)
+
+
+def sign(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise sign: -1, 0 or 1 (NaN stays NaN)."""
+    return _build("sign", x, loc=loc)
+
+
+def bitwise_not(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise bitwise complement of an integer tensor."""
+    return _build("bitwise_not", x, loc=loc)
+
+
+def bitwise_and(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a & b, numpy broadcasting."""
+    return _build("bitwise_and", lhs, rhs, loc=loc)
+
+
+def bitwise_or(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a | b, numpy broadcasting."""
+    return _build("bitwise_or", lhs, rhs, loc=loc)
+
+
+def bitwise_xor(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a ^ b, numpy broadcasting."""
+    return _build("bitwise_xor", lhs, rhs, loc=loc)
+
+
+def mod(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise remainder with the sign of the divisor (numpy.mod), numpy broadcasting."""
+    return _build("mod", lhs, rhs, loc=loc)
+
+
+def fmod(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise remainder with the sign of the dividend (C fmod), numpy broadcasting."""
+    return _build("fmod", lhs, rhs, loc=loc)
+
+
+def thresholded_relu(x: ir.Value, *, alpha: float = _REQUIRED,
+                     loc: ir.Location | None = None) -> ir.Value:
+    """x if x > alpha else 0."""
+    return _build("thresholded_relu", x, alpha=alpha, loc=loc)
+
+
+def shrink(x: ir.Value, *, lambd: float = _REQUIRED, bias: float = _REQUIRED,
+           loc: ir.Location | None = None) -> ir.Value:
+    """x + bias if x < -lambd, x - bias if x > lambd, else 0 (ONNX Shrink)."""
+    return _build("shrink", x, lambd=lambd, bias=bias, loc=loc)

@@ -20,6 +20,7 @@ declare_lazy({
     "graph-fuse-ops": "mlcir.passes.fuse_ops",
     "graph-dispatch-library": "mlcir.passes.dispatch_library",
     "mlcir-entry-points": "mlcir.passes.entry_points",
+    "mlcir-private-symbols": "mlcir.passes.private_symbols",
     "mlcir-serial-foralls": "mlcir.passes.serial_foralls",
     "mlcir-lower-vectors": "mlcir.passes.lower_vectors",
     "mlcir-cpu": "mlcir.passes.pipelines",

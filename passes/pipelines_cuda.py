@@ -70,6 +70,7 @@ def gpu_mapping(threads: int) -> list[str]:
 def gpu_codegen(chip: str, fmt: str, toolkit: str, opt_level: int) -> list[str]:
     kit = f" toolkit={toolkit}" if toolkit else ""
     return [
+        "mlcir-private-symbols",
         "gpu-kernel-outlining",
         "func.func(gpu-async-region)",
         "convert-vector-to-scf",

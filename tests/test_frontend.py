@@ -58,15 +58,51 @@ def i64(*values: int) -> np.ndarray:
 
 def case(op: str, shapes: Any, attrs: dict | None = None, inits: dict | None = None,
          opset: int = om.DEFAULT_OPSET, outputs: int = 1, positive: bool = False,
-         id: str | None = None):
-    return pytest.param(op, shapes, attrs or {}, inits or {}, opset, outputs, positive,
-                        id=id or op)
+         id: str | None = None, domain: str = "normal"):
+    """One ONNX node; ``positive``/``domain`` say where its inputs are drawn (see
+    :data:`DOMAINS`)."""
+    return pytest.param(op, shapes, attrs or {}, inits or {}, opset, outputs,
+                        "positive" if positive else domain, id=id or op)
+
+
+# How the standard-normal inputs are moved into an op's domain.
+DOMAINS = {
+    "normal": lambda v: v,
+    "positive": lambda v: np.abs(v) + np.float32(0.5),
+    "unit": lambda v: np.tanh(v) * np.float32(0.95),          # inside (-1, 1)
+    "above-one": lambda v: np.abs(v) + np.float32(1.05),
+    "wide": lambda v: v * np.float32(3),                       # both sides of the kinks
+    "halves": lambda _v: np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5], np.float32),
+    "nonzero": lambda v: np.where(np.abs(v) < 0.1, np.float32(0.5), v * np.float32(3)),
+}
 
 
 SINGLE_OPS = [
     # unary
     *[case(op, [[2, 3, 5]]) for op in ("Relu", "Neg", "Exp", "Tanh", "Sigmoid", "Erf", "Abs")],
     *[case(op, [[4, 7]], positive=True) for op in ("Log", "Sqrt", "Reciprocal")],
+    *[case(op, [[2, 3, 5]]) for op in ("Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh",
+                                       "Floor", "Ceil", "Round", "Sign")],
+    *[case(op, [[4, 7]], domain=domain) for op, domain in (
+        ("Asin", "unit"), ("Acos", "unit"), ("Atanh", "unit"), ("Acosh", "above-one"))],
+    case("Round", [[6]], domain="halves", id="Round-halves-to-even"),
+    case("Mod", [[3, 4], [4]], {"fmod": 1}, domain="nonzero", id="Mod-fmod"),
+    # activations decomposed at import, and the ones with comparisons
+    *[case(op, [[3, 5]], domain="wide") for op in (
+        "Softplus", "Softsign", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
+        "ThresholdedRelu", "Shrink")],
+    case("Mish", [[3, 5]], opset=18, domain="wide"),
+    case("Swish", [[3, 5]], opset=24, domain="wide"),
+    case("Swish", [[3, 5]], {"alpha": 0.5}, opset=24, domain="wide", id="Swish-alpha"),
+    case("Elu", [[3, 5]], {"alpha": 0.5}, domain="wide", id="Elu-alpha"),
+    case("Celu", [[3, 5]], {"alpha": 2.0}, domain="wide", id="Celu-alpha"),
+    case("Selu", [[3, 5]], {"alpha": 1.5, "gamma": 2.0}, domain="wide", id="Selu-attrs"),
+    case("HardSigmoid", [[3, 5]], {"alpha": 0.5, "beta": 0.25}, domain="wide",
+         id="HardSigmoid-attrs"),
+    case("ThresholdedRelu", [[3, 5]], {"alpha": 0.5}, id="ThresholdedRelu-alpha"),
+    case("Shrink", [[3, 5]], {"lambd": 1.0, "bias": 0.3}, domain="wide", id="Shrink-attrs"),
+    case("PRelu", [[2, 3, 5]], inits={"slope": f32(3, 1)}, id="PRelu-channel-slope"),
+    case("PRelu", [[2, 3, 5], [5]], id="PRelu-slope-input"),
     # broadcasting binary
     case("Add", [[2, 3, 4], [4]], id="Add-broadcast-trailing"),
     case("Add", [[2, 1, 4], [3, 1]], id="Add-broadcast-both"),
@@ -214,18 +250,18 @@ SINGLE_OPS = [
 ]
 
 
-@pytest.mark.parametrize("op, shapes, attrs, inits, opset, outputs, positive", SINGLE_OPS)
-def test_single_op(op, shapes, attrs, inits, opset, outputs, positive):
+@pytest.mark.parametrize("op, shapes, attrs, inits, opset, outputs, domain", SINGLE_OPS)
+def test_single_op(op, shapes, attrs, inits, opset, outputs, domain):
     model = om.single_op(op, shapes, attrs, opset=opset, initializers=inits,
                          num_outputs=outputs)
-    inputs = om.single_op_inputs(model)
-    if positive:
-        inputs = {k: np.abs(v) + np.float32(0.5) for k, v in inputs.items()}
+    inputs = {k: DOMAINS[domain](v) for k, v in om.single_op_inputs(model).items()}
     compare(model, inputs)
 
 
 def test_every_supported_op_is_tested():
-    tested = {p.values[0] for p in SINGLE_OPS} | {"CastLike"}  # CastLike: a test below
+    # CastLike: a test below; the integer-only ops: tests/test_elementwise_dtypes.py.
+    tested = {p.values[0] for p in SINGLE_OPS} | {"CastLike", "BitwiseAnd", "BitwiseOr",
+                                                  "BitwiseXor", "BitwiseNot", "Mod"}
     assert set(supported_ops()) - tested == set()
 
 

@@ -251,6 +251,30 @@ def test_layer_norm(axes):
     check("layer_norm", [x, gamma, beta], dict(axes=axes, epsilon=1e-5), reference, rtol=2e-5)
 
 
+@pytest.mark.parametrize("case", ["large-epsilon", "near-constant-rows"])
+def test_layer_norm_adds_epsilon_to_the_variance(case):
+    """Epsilon changes these results far beyond the tolerance: a lowering that dropped it, or
+    added it elsewhere (to the standard deviation), fails. Rows of variance ~1 with epsilon 1
+    scale by 1/sqrt(2) instead of 1; rows that vary by ~1e-4 (variance ~1e-8, far below epsilon
+    1e-5) come out near 0 instead of at unit variance."""
+    if case == "large-epsilon":
+        x, epsilon = normal(4, 16), 1.0
+    else:
+        x, epsilon = 3.0 + normal(4, 16) * np.float32(1e-4), 1e-5
+    gamma, beta = np.ones(16, np.float32), np.zeros(16, np.float32)
+
+    def reference(v, _gamma, _beta):
+        d = v.astype(np.float64)
+        mean = d.mean(axis=1, keepdims=True)
+        var = ((d - mean) ** 2).mean(axis=1, keepdims=True)
+        return ((d - mean) / np.sqrt(var + epsilon)).astype(np.float32)
+
+    without = ((x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True))
+    assert np.abs(reference(x, gamma, beta) - without).max() > 0.2  # epsilon matters here
+    check("layer_norm", [x, gamma, beta], dict(axes=[1], epsilon=epsilon), reference,
+          rtol=1e-3)
+
+
 # -- convolution and pooling --------------------------------------------------------------------
 
 

@@ -18,9 +18,9 @@
 
 // CHECK-LABEL: llvm.func @main
 // CHECK-SAME: attributes {llvm.emit_c_interface}
-// CHECK: llvm.call @fused_matmul_relu
+// CHECK: llvm.call @mlcir.fused_matmul_relu
 // CHECK-LABEL: llvm.func @_mlir_ciface_main
-// CHECK-LABEL: llvm.func @fused_matmul_relu
+// CHECK-LABEL: llvm.func @mlcir.fused_matmul_relu
 // CHECK: llvm.fmul
 // CHECK: llvm.fadd
 // CHECK: llvm.call @free

@@ -34,7 +34,9 @@ def aligned_array(array: np.ndarray, alignment: int = 64) -> np.ndarray:
 
 @functools.lru_cache(maxsize=None)
 def descriptor_type(rank: int, dtype_str: str) -> type[ctypes.Structure]:
-    elem = np.ctypeslib.as_ctypes_type(np.dtype(dtype_str)) if dtype_str != "bool" else ctypes.c_bool
+    # ctypes has no half float: a float16 element is addressed as its 16 bits.
+    special = {"bool": ctypes.c_bool, "float16": ctypes.c_uint16}
+    elem = special.get(dtype_str) or np.ctypeslib.as_ctypes_type(np.dtype(dtype_str))
     fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.POINTER(elem)),
               ("offset", ctypes.c_longlong)]
     if rank > 0:

@@ -36,10 +36,24 @@ def set_threads(threads: int) -> bool:
     return True
 
 
-def core_name() -> str:
-    """The CPU kernel OpenBLAS selected (SkylakeX, Haswell, …), as OPENBLAS_VERBOSE=2 prints."""
-    fn = _symbol("scipy_openblas_get_corename64_", "openblas_get_corename")
-    if fn is None:
-        return "unknown"
-    fn.restype = ctypes.c_char_p
-    return fn().decode()
+#: Set on some machines so that old OpenBLAS builds stay safe; numpy then runs an older, slower
+#: kernel (Haswell instead of SkylakeX: about half the GFLOPS). A benchmark removes them from
+#: ``os.environ`` before numpy is imported, in its own process only (never in tests or CI).
+OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def describe() -> str:
+    """numpy's BLAS as threadpoolctl sees it: library, version, the kernel it chose
+    (SkylakeX, Haswell, …) and its threads; flagged when an override is still set."""
+    from threadpoolctl import threadpool_info
+
+    infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    if not infos:
+        return "no BLAS found"
+    info = infos[0]
+    text = (f"{info.get('internal_api')} {info.get('version')}, kernel "
+            f"{info.get('architecture', 'unknown')}, {info.get('num_threads')} threads")
+    forced = [f"{name}={os.environ[name]}" for name in OVERRIDES if name in os.environ]
+    if forced:
+        text += f" (NOT numpy's best kernel: {', '.join(forced)} is set)"
+    return text

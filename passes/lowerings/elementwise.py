@@ -35,6 +35,58 @@ _PAYLOADS: dict[str, Callable[..., ir.Value]] = {
 _FLOAT_ONLY = {"power", "sigmoid", *b.FLOAT_UNARY}
 
 
+# The ONNX elementwise math family ------------------------------------------------------------
+
+
+def _less(a: ir.Value, b_: ir.Value) -> ir.Value:
+    if b.is_float(a.type):
+        return arith.cmpf(arith.CmpFPredicate.OLT, a, b_)
+    return arith.cmpi(arith.CmpIPredicate.slt, a, b_)
+
+
+def _sign(x: ir.Value) -> ir.Value:
+    """-1, 0 or 1; a float NaN (neither below nor above 0) stays itself."""
+    zero = b.constant(0, x.type)
+    below = arith.select(_less(x, zero), b.constant(-1, x.type),
+                         x if b.is_float(x.type) else zero)
+    return arith.select(_less(zero, x), b.constant(1, x.type), below)
+
+
+def _fmod(x: ir.Value, y: ir.Value) -> ir.Value:
+    """Remainder with the dividend's sign (C fmod; integers: remsi)."""
+    return arith.remf(x, y) if b.is_float(x.type) else arith.remsi(x, y)
+
+
+def _mod(x: ir.Value, y: ir.Value) -> ir.Value:
+    """Remainder with the divisor's sign (numpy.mod): fmod, plus the divisor when the two
+    signs differ and the remainder is not 0."""
+    r = _fmod(x, y)
+    zero = b.constant(0, x.type)
+    if b.is_float(x.type):
+        nonzero = arith.cmpf(arith.CmpFPredicate.ONE, r, zero)
+    else:
+        nonzero = arith.cmpi(arith.CmpIPredicate.ne, r, zero)
+    differ = arith.xori(_less(r, zero), _less(y, zero))
+    return arith.select(arith.andi(nonzero, differ), b.add(r, y), r)
+
+
+_FLOAT_MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+               "atanh", "floor", "ceil")
+_MATH_PAYLOADS: dict[str, Callable[..., ir.Value]] = {
+    **{name: getattr(mathd, name) for name in _FLOAT_MATH},
+    "round": mathd.roundeven,  # halves to even, as ONNX Round
+    "sign": _sign,
+    "mod": _mod,
+    "fmod": _fmod,
+    "bitwise_not": lambda x: arith.xori(x, b.constant(-1, x.type)),
+    "bitwise_and": arith.andi,
+    "bitwise_or": arith.ori,
+    "bitwise_xor": arith.xori,
+}
+_FLOAT_ONLY |= {*_FLOAT_MATH, "round"}
+_PAYLOADS.update(_MATH_PAYLOADS)
+
+
 def lower_elementwise(cx: LoweringContext) -> list[ir.Value]:
     (dest,) = cx.dests
     out_shape = b.shape_of(dest)
@@ -70,6 +122,32 @@ def lower_leaky_relu(cx: LoweringContext) -> list[ir.Value]:
     def payload(x: ir.Value) -> ir.Value:
         nonnegative = arith.cmpf(arith.CmpFPredicate.OGE, x, b.constant(0.0, x.type))
         return arith.select(nonnegative, x, arith.mulf(x, b.constant(cx.attrs["alpha"], x.type)))
+
+    return _unary_block(cx, payload)
+
+
+@lowering("thresholded_relu")
+def lower_thresholded_relu(cx: LoweringContext) -> list[ir.Value]:
+    b.require_float("graph.thresholded_relu", cx.inputs[0])
+
+    def payload(x: ir.Value) -> ir.Value:
+        above = arith.cmpf(arith.CmpFPredicate.OGT, x, b.constant(cx.attrs["alpha"], x.type))
+        return arith.select(above, x, b.constant(0.0, x.type))
+
+    return _unary_block(cx, payload)
+
+
+@lowering("shrink")
+def lower_shrink(cx: LoweringContext) -> list[ir.Value]:
+    b.require_float("graph.shrink", cx.inputs[0])
+    lambd, bias = cx.attrs["lambd"], cx.attrs["bias"]
+
+    def payload(x: ir.Value) -> ir.Value:
+        t = x.type
+        below = arith.cmpf(arith.CmpFPredicate.OLT, x, b.constant(-lambd, t))
+        above = arith.cmpf(arith.CmpFPredicate.OGT, x, b.constant(lambd, t))
+        inner = arith.select(above, arith.subf(x, b.constant(bias, t)), b.constant(0.0, t))
+        return arith.select(below, arith.addf(x, b.constant(bias, t)), inner)
 
     return _unary_block(cx, payload)
 

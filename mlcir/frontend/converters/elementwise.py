@@ -12,7 +12,10 @@ from ..converter import Converter, Node, Value, converter, require
 
 # ONNX op -> graph op (the same function, elementwise)
 _UNARY = {"Relu": "relu", "Neg": "negative", "Exp": "exp", "Log": "log", "Sqrt": "sqrt",
-          "Tanh": "tanh", "Sigmoid": "sigmoid", "Erf": "erf", "Abs": "abs"}
+          "Tanh": "tanh", "Sigmoid": "sigmoid", "Erf": "erf", "Abs": "abs",
+          "Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos",
+          "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh",
+          "Atanh": "atanh", "Floor": "floor", "Ceil": "ceil", "Round": "round", "Sign": "sign"}
 # ONNX op -> graph op (numpy broadcasting)
 _BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide"}
 
@@ -39,6 +42,229 @@ for _onnx, _graph in _UNARY.items():
 for _onnx, _graph in _BINARY.items():
     converter(type(_onnx, (Binary,), {"graph_op": _graph,
                                       "__doc__": f"{_onnx} -> graph.{_graph}"}))
+
+
+class Bitwise(Converter):
+    """BitwiseAnd/Or/Xor (opset 18): ``graph_op`` of two integer tensors, broadcasting."""
+
+    @classmethod
+    def _impl_v18(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        return cx.op(cls.graph_op, inputs[0], inputs[1])
+
+
+for _onnx, _graph in {"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or",
+                      "BitwiseXor": "bitwise_xor"}.items():
+    converter(type(_onnx, (Bitwise,), {"graph_op": _graph,
+                                       "__doc__": f"{_onnx} -> graph.{_graph}"}))
+
+
+@converter
+class BitwiseNot(Converter):
+    """BitwiseNot (opset 18) -> graph.bitwise_not."""
+
+    graph_op = "bitwise_not"
+
+    @classmethod
+    def _impl_v18(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        return cx.op("bitwise_not", inputs[0])
+
+
+@converter
+class Mod(Converter):
+    """Mod -> graph.mod (fmod=0: the divisor's sign, integers only in ONNX) or graph.fmod
+    (fmod=1: the dividend's sign, C fmod)."""
+
+    graph_ops = ("mod", "fmod")
+
+    @classmethod
+    def check(cls, node: Node) -> list[str]:
+        fmod = node.attr("fmod", 0)
+        if fmod not in (0, 1):
+            return [f"fmod={fmod} must be 0 or 1"]
+        info = node.input(0).type
+        if fmod == 0 and info is not None and np.issubdtype(info[1], np.floating):
+            return ["fmod=0 on floating-point inputs is not allowed by ONNX (set fmod=1)"]
+        return []
+
+    @classmethod
+    def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        return cx.op("fmod" if node.attr("fmod", 0) else "mod", inputs[0], inputs[1])
+
+
+@converter
+class ThresholdedRelu(Converter):
+    """ThresholdedRelu(alpha) -> graph.thresholded_relu."""
+
+    graph_ops = ("thresholded_relu",)
+
+    @classmethod
+    def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        return cx.op("thresholded_relu", inputs[0], alpha=float(node.attr("alpha", 1.0)))
+
+
+@converter
+class Shrink(Converter):
+    """Shrink(lambd, bias) -> graph.shrink (float tensors)."""
+
+    graph_ops = ("shrink",)
+
+    @classmethod
+    def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        return cx.op("shrink", inputs[0], lambd=float(node.attr("lambd", 0.5)),
+                     bias=float(node.attr("bias", 0.0)))
+
+
+# Activations decomposed into graph ops at import (each is a short elementwise chain, which
+# graph-fuse-ops makes one kernel) ----------------------------------------------------------
+
+
+def _softplus(cx: GraphBuilder, x: Value) -> Value:
+    """log(1 + e^x) as max(x, 0) + log(1 + e^-|x|): no overflow for large x."""
+    tail = cx.op("exp", cx.op("negative", cx.op("abs", x)))
+    return cx.op("add", cx.op("relu", x), cx.op("log", cx.op("add", cx.scalar(1, x), tail)))
+
+
+def _elu(cx: GraphBuilder, x: Value, alpha: float) -> Value:
+    """x if x > 0 else alpha (e^x - 1), as max(x, 0) + alpha (e^min(x, 0) - 1)."""
+    negative_part = cx.op("subtract", cx.op("exp", cx.op("minimum", x, cx.scalar(0, x))),
+                          cx.scalar(1, x))
+    return cx.op("add", cx.op("relu", x), cx.op("multiply", cx.scalar(alpha, x), negative_part))
+
+
+def _hard_sigmoid(cx: GraphBuilder, x: Value, alpha: float, beta: float) -> Value:
+    """max(0, min(1, alpha x + beta))."""
+    linear = cx.op("add", cx.op("multiply", x, cx.scalar(alpha, x)), cx.scalar(beta, x))
+    return cx.op("clip", linear, min=0.0, max=1.0)
+
+
+class Activation(Converter):
+    """An activation built from other graph ops by ``build(cx, node, x)``."""
+
+    @classmethod
+    def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        return cls.build(cx, node, inputs[0])
+
+
+@converter
+class Softplus(Activation):
+    """Softplus -> relu(x) + log(1 + exp(-abs(x)))."""
+
+    graph_ops = ("relu", "add", "log", "exp", "negative", "abs")
+
+    @staticmethod
+    def build(cx: GraphBuilder, node: Node, x: Value) -> Value:
+        return _softplus(cx, x)
+
+
+@converter
+class Softsign(Activation):
+    """Softsign -> x / (1 + abs(x))."""
+
+    graph_ops = ("divide", "add", "abs")
+
+    @staticmethod
+    def build(cx: GraphBuilder, node: Node, x: Value) -> Value:
+        return cx.op("divide", x, cx.op("add", cx.scalar(1, x), cx.op("abs", x)))
+
+
+@converter
+class Mish(Activation):
+    """Mish -> x * tanh(softplus(x))."""
+
+    graph_ops = ("multiply", "tanh", *Softplus.graph_ops)
+
+    @staticmethod
+    def build(cx: GraphBuilder, node: Node, x: Value) -> Value:
+        return cx.op("multiply", x, cx.op("tanh", _softplus(cx, x)))
+
+
+@converter
+class Elu(Activation):
+    """Elu(alpha) -> relu(x) + alpha * (exp(min(x, 0)) - 1)."""
+
+    graph_ops = ("relu", "add", "multiply", "subtract", "exp", "minimum")
+
+    @staticmethod
+    def build(cx: GraphBuilder, node: Node, x: Value) -> Value:
+        return _elu(cx, x, float(node.attr("alpha", 1.0)))
+
+
+@converter
+class Selu(Activation):
+    """Selu(alpha, gamma) -> gamma * elu_alpha(x)."""
+
+    graph_ops = Elu.graph_ops
+
+    @staticmethod
+    def build(cx: GraphBuilder, node: Node, x: Value) -> Value:
+        alpha = float(node.attr("alpha", 1.67326319217681884765625))
+        gamma = float(node.attr("gamma", 1.05070102214813232421875))
+        return cx.op("multiply", cx.scalar(gamma, x), _elu(cx, x, alpha))
+
+
+@converter
+class Celu(Activation):
+    """Celu(alpha) -> relu(x) + min(0, alpha * (exp(x / alpha) - 1))."""
+
+    graph_ops = ("relu", "add", "minimum", "multiply", "subtract", "exp", "divide")
+
+    @staticmethod
+    def build(cx: GraphBuilder, node: Node, x: Value) -> Value:
+        alpha = float(node.attr("alpha", 1.0))
+        scaled = cx.op("subtract", cx.op("exp", cx.op("divide", x, cx.scalar(alpha, x))),
+                       cx.scalar(1, x))
+        negative_part = cx.op("minimum", cx.scalar(0, x),
+                              cx.op("multiply", cx.scalar(alpha, x), scaled))
+        return cx.op("add", cx.op("relu", x), negative_part)
+
+
+@converter
+class HardSigmoid(Activation):
+    """HardSigmoid(alpha, beta) -> clip(alpha * x + beta, 0, 1)."""
+
+    graph_ops = ("add", "multiply", "clip")
+
+    @staticmethod
+    def build(cx: GraphBuilder, node: Node, x: Value) -> Value:
+        return _hard_sigmoid(cx, x, float(node.attr("alpha", 0.2)), float(node.attr("beta", 0.5)))
+
+
+@converter
+class HardSwish(Activation):
+    """HardSwish -> x * clip(x / 6 + 1/2, 0, 1)."""
+
+    graph_ops = HardSigmoid.graph_ops
+
+    @staticmethod
+    def build(cx: GraphBuilder, node: Node, x: Value) -> Value:
+        return cx.op("multiply", x, _hard_sigmoid(cx, x, 1 / 6, 0.5))
+
+
+@converter
+class Swish(Converter):
+    """Swish(alpha) (opset 24) -> x * sigmoid(alpha * x)."""
+
+    graph_ops = ("multiply", "sigmoid")
+
+    @classmethod
+    def _impl_v24(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        x = inputs[0]
+        alpha = float(node.attr("alpha", 1.0))
+        scaled = x if alpha == 1.0 else cx.op("multiply", x, cx.scalar(alpha, x))
+        return cx.op("multiply", x, cx.op("sigmoid", scaled))
+
+
+@converter
+class PRelu(Converter):
+    """PRelu(x, slope) -> relu(x) + slope * min(x, 0)."""
+
+    graph_ops = ("relu", "add", "multiply", "minimum")
+
+    @classmethod
+    def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        x, slope = inputs
+        negative_part = cx.op("multiply", slope, cx.op("minimum", x, cx.scalar(0, x)))
+        return cx.op("add", cx.op("relu", x), negative_part)
 
 
 @converter
