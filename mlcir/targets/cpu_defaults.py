@@ -36,8 +36,22 @@ Rules (see docs/tuning.md, "Default schedules", for the measurements):
   attach to the outer tile). **Unroll** the inner reduction loop by 4 when it divides.
   **Elementwise vector width**: the largest offered width up to four vector registers.
 
-A kernel whose space fails (a ``ScheduleError`` while scheduling or materialising it) keeps
-the unscheduled kernel: the default never makes a kernel unbuildable.
+Kernels the rules leave unscheduled (:func:`fallback_reason` says which and why; each case
+measured slower scheduled than unscheduled, docs/tuning.md):
+
+- no reduction block (elementwise and broadcast chains, transposes, copies, gathers): LLVM's
+  loop vectorizer already vectorizes the plain loops, and the split-and-vectorize schedule
+  was 1.5-3x slower than them (relu on 1x256x64x64: 94 us unscheduled, 270-480 scheduled);
+- windows without a channel reduction (pooling, depthwise convolutions): memory-bound, the
+  register tile gains nothing (max pool 3x3/2 on 64x112x112: 1.1-2.4 ms either way, depthwise
+  3x3/2: 290 us unscheduled, 570-650 scheduled);
+- a transcendental (``math.exp``, ``tanh``, ``erf``, ...) feeding several blocks, as softmax's
+  exp: inlining it recomputes it per consumer (softmax 4x128x128: 223 us unscheduled, 390-800
+  scheduled);
+- a reduction block the space could not vectorize (a grouped convolution's generic, a strided
+  depthwise one): scalar tiles are slower than the plain loops;
+- a space that fails (a ``ScheduleError`` while scheduling or materialising): the default
+  never makes a kernel unbuildable.
 """
 
 from __future__ import annotations
@@ -48,6 +62,7 @@ from typing import Any, Callable, Sequence
 
 from mlir import ir
 
+from mlcir.dialects.loop import BLOCK_ATTR, linalg_ops
 from mlcir.schedule import Schedule, ScheduleError
 from mlcir.schedule.sampling import divisors
 from mlcir.schedule.state import REDUCTION, SPATIAL, Block
@@ -69,6 +84,8 @@ ELEMENTS_PER_NS = 4.0
 UNROLL = 4
 ELEMENTWISE_VECTORS = 4
 ELEMENT_BYTES = 4  # f32; the schedules of mlcir's graph kernels are f32
+TRANSCENDENTALS = ("math.exp", "math.tanh", "math.erf", "math.log", "math.powf", "math.sin",
+                   "math.cos", "math.rsqrt", "math.sqrt")
 
 
 @dataclass
@@ -104,7 +121,7 @@ def register_tile(rows: int | None, columns: int, facts: CpuFacts, rows_cap: int
     row_options = [r for r in divisors(rows) if r <= rows_cap] if rows else [1]
     best, best_score = (1, 1), -1.0
     for c in divisors(columns):
-        if c > columns_cap:
+        if c > columns_cap or (c % lanes and c & (c - 1)) or (c > lanes and c % lanes):
             continue
         parts = _vector_parts(c, lanes)
         used = c / (parts * lanes)
@@ -262,6 +279,67 @@ def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
     return total
 
 
+def _body_ops(sch: Schedule) -> dict[tuple[str, str], set[str]]:
+    """The operation names in each block's body, by (function, block)."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for fn in sch.original.body.operations:
+        if fn.operation.name != "func.func":
+            continue
+        func = ir.StringAttr(fn.attributes["sym_name"]).value
+        for op in linalg_ops(fn.operation):
+            if BLOCK_ATTR not in op.attributes or not op.regions or not op.regions[0].blocks:
+                continue
+            name = ir.StringAttr(op.attributes[BLOCK_ATTR]).value
+            found[(func, name)] = {inner.operation.name for inner in op.regions[0].blocks[0]}
+    return found
+
+
+def _contracts_channels(block: Block) -> bool:
+    """Whether a window block reduces over a dim that two of its inputs read alone, outside
+    their innermost position: a dense convolution's input channels (also in each phase of a
+    strided one); not a pooling (its taps index the input through ``oh + kh``) nor a
+    depthwise convolution (its channel is ``f + m``)."""
+    inputs = [op for op in block.operands if not op.is_init]
+    for dim, kind in enumerate(block.kinds):
+        if kind != REDUCTION or (block.extents[dim] or 1) == 1:
+            continue
+        alone = sum(any(form is not None and form[0] == {dim: 1}
+                        for form in op.terms[:-1]) for op in inputs)
+        if alone >= 2:
+            return True
+    return False
+
+
+def fallback_reason(kernel: Schedule) -> str | None:
+    """Why the rules leave ``kernel`` (a fresh schedule of it) unscheduled, or None (module
+    docstring: each case was measured slower scheduled)."""
+    blocks = [b for b in kernel.state.blocks.values() if b.op_name != "linalg.fill"]
+    reductions = [b for b in blocks if REDUCTION in b.kinds]
+    if not reductions:
+        return "no reduction block: LLVM vectorizes the plain elementwise/copy loops"
+    for b in reductions:
+        if b.window and not _contracts_channels(b):
+            return (f"block '{b.name}' is a window without a channel reduction (pooling, "
+                    "depthwise): memory-bound")
+    bodies = _body_ops(kernel)
+    for b in blocks:
+        consumers = {c.name for c in blocks
+                     if any(op.producer == b.name and not op.is_init for op in c.operands)}
+        if len(consumers) > 1 and bodies.get((b.func, b.name), set()) & set(TRANSCENDENTALS):
+            return (f"block '{b.name}' computes a transcendental for {len(consumers)} blocks: "
+                    "inlining would recompute it")
+    return None
+
+
+def _unvectorized_reduction(sch: Schedule) -> str | None:
+    for b in sch.state.blocks.values():
+        if REDUCTION in b.kinds and b.op_name != "linalg.fill" and not b.inlined and not any(
+                sch.state.loops[lid].annotations.get("vectorize") for lid in b.order
+                if lid in sch.state.loops):
+            return f"the space does not vectorize block '{b.name}'"
+    return None
+
+
 def default_schedule(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
                      facts: CpuFacts | None = None) -> Schedule:
     """The default schedule of ``kernel`` for the ``llvm`` ``target`` (module docstring).
@@ -271,10 +349,12 @@ def default_schedule(kernel: ir.Module | str, target: Target | str, space: Space
     another CPU. Kernels the rules cannot schedule come back unscheduled."""
     target = Target.parse(target)
     facts = facts or target_facts(target)
-    if isinstance(kernel, str):
-        kernel = Schedule(kernel).original
+    unscheduled = Schedule(kernel)
+    kernel = unscheduled.original
+    if fallback_reason(unscheduled):
+        return unscheduled
     threads = target.threads or facts.threads
-    if threads > 1 and estimated_serial_ns(Schedule(kernel), facts) < PARALLEL_MIN_NS:
+    if threads > 1 and estimated_serial_ns(unscheduled, facts) < PARALLEL_MIN_NS:
         threads = 1
     space_fn = space(replace(target, threads=threads))
     planner = _Planner(facts, threads)
@@ -285,6 +365,8 @@ def default_schedule(kernel: ir.Module | str, target: Target | str, space: Space
         space_fn(decided)
         sch = Schedule(kernel)
         decided.trace.apply_to_schedule(sch)
+        if _unvectorized_reduction(sch):
+            return Schedule(kernel)
         sch.mod  # materialise now: a schedule that cannot be applied is no default
     except ScheduleError:
         return Schedule(kernel)
