@@ -50,8 +50,9 @@ measured slower scheduled than unscheduled, docs/tuning.md):
   scheduled);
 - a reduction block the space could not vectorize (a grouped convolution's generic, a strided
   depthwise one): scalar tiles are slower than the plain loops;
-- a space that fails (a ``ScheduleError`` while scheduling or materialising): the default
-  never makes a kernel unbuildable.
+- a space that fails (a ``ScheduleError`` while scheduling or materialising; a kernel with a
+  dynamic dim, whose loops the space cannot split): the default never makes a kernel
+  unbuildable.
 """
 
 from __future__ import annotations
