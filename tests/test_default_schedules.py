@@ -72,11 +72,17 @@ def test_default_schedule_matches_numpy(name, tmp_path):
 def test_unscheduled_kinds_say_why(name):
     inputs, body = models()[name]
     module = build_graph_function(inputs, body)
-    with module.context:
-        reasons = [fallback_reason(mlcir.Schedule(t.module)) for t in extract_tasks(module)]
     for task, sch in _schedules(module):
         assert not sch.trace.insts
-    assert any(reasons) or name.startswith("conv2d_grouped"), reasons
+        assert fallback_reason(task.module, TARGET, default_space, FACTS)
+
+
+def test_scheduled_kinds_have_no_fallback_reason():
+    inputs, body = models()["conv2d"]
+    module = build_graph_function(inputs, body)
+    with module.context:
+        (task,) = extract_tasks(module)
+    assert fallback_reason(task.module, TARGET, default_space, FACTS) is None
 
 
 def _attention_scores(batch: int = 2, tokens: int = 16, depth: int = 8):

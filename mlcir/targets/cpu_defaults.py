@@ -311,9 +311,9 @@ def _contracts_channels(block: Block) -> bool:
     return False
 
 
-def fallback_reason(kernel: Schedule) -> str | None:
-    """Why the rules leave ``kernel`` (a fresh schedule of it) unscheduled, or None (module
-    docstring: each case was measured slower scheduled)."""
+def _kind_left_alone(kernel: Schedule) -> str | None:
+    """Why the rules leave ``kernel`` (a fresh schedule of it) unscheduled before trying the
+    space, or None (module docstring: each case was measured slower scheduled)."""
     blocks = [b for b in kernel.state.blocks.values() if b.op_name != "linalg.fill"]
     reductions = [b for b in blocks if REDUCTION in b.kinds]
     if not reductions:
@@ -347,13 +347,25 @@ def default_schedule(kernel: ir.Module | str, target: Target | str, space: Space
 
     ``space`` builds the target's design space (today ``mlcir.tune.default_space``); ``facts``
     default to the target's (:func:`.cpu_facts.target_facts`), pass them to schedule for
-    another CPU. Kernels the rules cannot schedule come back unscheduled."""
+    another CPU. Kernels the rules leave alone come back unscheduled (an empty trace)."""
+    return _default(kernel, target, space, facts)[0]
+
+
+def fallback_reason(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
+                    facts: CpuFacts | None = None) -> str | None:
+    """Why :func:`default_schedule` leaves ``kernel`` unscheduled, or None when it does not."""
+    return _default(kernel, target, space, facts)[1]
+
+
+def _default(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
+             facts: CpuFacts | None) -> tuple[Schedule, str | None]:
     target = Target.parse(target)
     facts = facts or target_facts(target)
     unscheduled = Schedule(kernel)
     kernel = unscheduled.original
-    if fallback_reason(unscheduled):
-        return unscheduled
+    reason = _kind_left_alone(unscheduled)
+    if reason:
+        return unscheduled, reason
     threads = target.threads or facts.threads
     if threads > 1 and estimated_serial_ns(unscheduled, facts) < PARALLEL_MIN_NS:
         threads = 1
@@ -366,12 +378,13 @@ def default_schedule(kernel: ir.Module | str, target: Target | str, space: Space
         space_fn(decided)
         sch = Schedule(kernel)
         decided.trace.apply_to_schedule(sch)
-        if _unvectorized_reduction(sch):
-            return Schedule(kernel)
+        reason = _unvectorized_reduction(sch)
+        if reason:
+            return Schedule(kernel), reason
         sch.mod  # materialise now: a schedule that cannot be applied is no default
-    except ScheduleError:
-        return Schedule(kernel)
-    return sch
+    except ScheduleError as error:
+        return Schedule(kernel), f"the design space fails: {str(error).splitlines()[0]}"
+    return sch, None
 
 
 def decisions(sch: Schedule) -> list[tuple[str, Any]]:
