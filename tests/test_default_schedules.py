@@ -130,6 +130,33 @@ def test_models_with_defaults_match_onnxruntime(name, tmp_path):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3)
 
 
+def _weights(*shape: int) -> np.ndarray:
+    return np.random.default_rng(1).standard_normal(shape).astype(np.float32) * 0.1
+
+
+ODD_SIZES = {  # prime and unit extents: tiles must still divide them
+    "matmul_7x97x13": ("MatMul", [[7, 97]], {}, {"w": _weights(97, 13)}),
+    "matmul_row_vector": ("MatMul", [[1, 512]], {}, {"w": _weights(512, 1000)}),
+    "batch_matmul_unit_dims": ("MatMul", [[2, 1, 64], [2, 64, 1]], {}, {}),
+    "conv_5x5_stride2_odd": ("Conv", [[1, 5, 13, 13]], {"kernel_shape": [5, 5], "strides": [2, 2],
+                                                         "pads": [2, 2, 2, 2]},
+                             {"w": _weights(7, 5, 5, 5)}),
+    "reduce_sum_axis0": ("ReduceSum", [[17, 5, 3]], {"keepdims": 1},
+                         {"axes": np.array([0], np.int64)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_SIZES))
+def test_odd_sizes_match_onnxruntime(name, tmp_path):
+    op, shapes, attrs, initializers = ODD_SIZES[name]
+    model = om.single_op(op, shapes, attrs, opset=18, initializers=initializers)
+    feeds = om.example_inputs(model)
+    ex, scheduled = _build_with_defaults(from_onnx(model), tmp_path)
+    assert scheduled == 1
+    np.testing.assert_allclose(ex.main(**feeds), om.reference(model, feeds)["y"],
+                               rtol=1e-3, atol=1e-4)
+
+
 @pytest.fixture(scope="module")
 def conv_kernel():
     inputs, body = models()["conv2d_strided_padded_bias_relu"]
