@@ -15,11 +15,12 @@ can start from it and mutate its decisions.
 Rules (see docs/tuning.md, "Default schedules", for the measurements):
 
 - **Register tile** (the ``[.., .., register]`` factors of the two vector dims: rows x
-  columns, columns contiguous in memory): the largest tile whose accumulators, plus one row of
-  column vectors and one broadcast, fit the ISA's vector registers — IREE's "fill the register
-  file" heuristic. AVX-512 (32 zmm, 16 f32): 8 x 32 for a matmul, as IREE's x86 default;
-  AVX2/SSE (16 registers): 4-6 rows x 2 vectors. Columns prefer multiples of the vector width
-  (a partial vector wastes lanes). Tiles divide extents exactly: the space has no masking or
+  columns, columns contiguous in memory): the tile with the most FMAs per loaded element
+  whose accumulators, plus one row of column vectors and one broadcast, fit the ISA's vector
+  registers — IREE's "fill the register file" heuristic. AVX-512 (32 zmm, 16 f32): 8 x 32 for
+  a matmul, IREE's x86 default; AVX2 (16 ymm, 8 f32): 8 x 8, or 6 x 16 (BLIS's Haswell
+  kernel) where 6 divides the rows. Columns are whole vectors, or one power-of-two part of a
+  vector when the extent has no multiple of the vector width. Tiles divide extents exactly: the space has no masking or
   peeling, so a divisor is chosen (IREE masks on AVX-512 and peels elsewhere).
 - **Reduction tile** (inner factor of each reduction dim): as much of the reduction as keeps
   the register tile's operand slivers (``rows x K`` and ``K x columns``) in L1, innermost
@@ -136,9 +137,8 @@ def register_tile(rows: int | None, columns: int, facts: CpuFacts, rows_cap: int
     return best
 
 
-def _largest_divisor(n: int, limit: int, multiple_of: int = 1) -> int:
-    options = [d for d in divisors(n) if d <= max(limit, 1) and d % multiple_of == 0]
-    return max(options) if options else 1
+def _largest_divisor(n: int, limit: int) -> int:
+    return max(d for d in divisors(n) if d <= max(limit, 1))
 
 
 class _Planner:
@@ -164,12 +164,11 @@ class _Planner:
         # Reduction: innermost dims first, whole, while the slivers stay in L1.
         depth = max(1, min(256, self.facts.l1d_bytes // (ELEMENT_BYTES * (r + c))))
         reductions = [s for s in plan.samples if s.kind == REDUCTION and s.n == 2]
-        room = depth
+        room, k = depth, 1
         for s in reversed(reductions):
             inner = _largest_divisor(s.extent, min(room, s.cap))
             plan.tiles[s.dim] = [s.extent // inner, inner]
-            room = max(1, room // inner)
-        k = max(1, depth // room)
+            room, k = max(1, room // inner), k * inner
         # Cache panels: (rows + columns) x k elements in half of L2, columns getting two thirds.
         panel = max(1, self.facts.l2_bytes // 2 // (ELEMENT_BYTES * k))
         if cols is not None:
