@@ -166,7 +166,8 @@ def process_chunk(text: str, file: str, args: argparse.Namespace, pipeline: str 
             if args.transform_script:
                 from mlcir.schedule.materialize import apply_schedule_file
 
-                apply_schedule_file(module, args.transform_script)
+                with ir.Location.unknown():  # inlining builds ops (a recorded compute_inline)
+                    apply_schedule_file(module, args.transform_script)
             if pipeline:
                 run_pipeline(module, pipeline,
                              print_ir_after_all=args.mlir_print_ir_after_all,

@@ -1,9 +1,10 @@
 """Small ONNX models built in code, with onnxruntime as the reference.
 
 Why this exists: the ONNX frontend's tests and the benchmarks need real ONNX graphs (an MLP,
-the TVM tutorial's MNIST CNN, a ResNet basic block, a transformer encoder layer, and single
-operators), but checking binary ``.onnx`` files into the repository hides what they contain
-and goes stale. So every model here is generated with :mod:`onnx.helper` when a test asks for
+the TVM tutorial's MNIST CNN, a ResNet basic block, a transformer encoder layer, single
+operators, and layers at the sizes people deploy: a ResNet-50 stem and bottleneck block,
+MobileNetV2 inverted-residual blocks, a BERT-like encoder layer), but checking binary
+``.onnx`` files into the repository hides what they contain and goes stale. So every model here is generated with :mod:`onnx.helper` when a test asks for
 it: float32, fixed numpy seeds, the weights stored as initializers, named inputs and outputs,
 opset 17 unless told otherwise, and each one passes
 ``onnx.checker.check_model(model, full_check=True)``. The expected answer comes from
@@ -29,9 +30,12 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper, shape_inference
 
 __all__ = [
-    "DEFAULT_OPSET", "example_inputs", "mlp", "mlp_inputs", "mnist_cnn", "mnist_cnn_inputs",
-    "reference", "resnet_block", "resnet_block_inputs", "single_op", "single_op_inputs",
-    "transformer_encoder", "transformer_encoder_inputs",
+    "DEFAULT_OPSET", "bert_encoder_layer", "bert_encoder_layer_inputs", "example_inputs",
+    "mlp", "mlp_inputs", "mnist_cnn", "mnist_cnn_inputs", "mobilenet_v2_blocks",
+    "mobilenet_v2_blocks_inputs", "reference", "resnet50_bottleneck",
+    "resnet50_bottleneck_inputs", "resnet50_stem", "resnet50_stem_inputs", "resnet_basic_block",
+    "resnet_basic_block_inputs", "resnet_block", "resnet_block_inputs", "single_op",
+    "single_op_inputs", "transformer_encoder", "transformer_encoder_inputs",
 ]
 
 DEFAULT_OPSET = 17
@@ -381,6 +385,149 @@ def transformer_encoder_inputs(batch: int = 1, seq: int = 16, d_model: int = 64,
     """``{"x": float32[batch,seq,d_model]}``, standard normal."""
     rng = np.random.default_rng(seed)
     return {"x": rng.standard_normal((batch, seq, d_model)).astype(np.float32)}
+
+
+# --------------------------------------------------------------------------------------------
+# Realistic layer sizes: ResNet-50, MobileNetV2, BERT
+# --------------------------------------------------------------------------------------------
+
+def _conv_bn(w: _Weights, nodes: list[onnx.NodeProto], prefix: str, x: str, c_in: int,
+             c_out: int, kernel: int, stride: int = 1, groups: int = 1,
+             activation: str | None = "Relu") -> str:
+    """``Conv(no bias, pad kernel//2) -> BatchNormalization [-> Relu | Clip(0, 6)]``."""
+    w.normal(f"{prefix}.weight", (c_out, c_in // groups, kernel, kernel),
+             math.sqrt(2.0 / (c_in // groups * kernel * kernel)))
+    pad = kernel // 2
+    nodes.append(helper.make_node("Conv", [x, f"{prefix}.weight"], [f"{prefix}.conv"],
+                                  name=f"{prefix}.conv", kernel_shape=[kernel, kernel],
+                                  strides=[stride, stride], pads=[pad] * 4, group=groups))
+    nodes.append(_batchnorm(w, f"{prefix}.bn", f"{prefix}.conv", c_out, f"{prefix}.bn"))
+    if activation == "Relu":
+        nodes.append(helper.make_node("Relu", [f"{prefix}.bn"], [prefix], name=prefix))
+    elif activation == "Relu6":
+        nodes.append(helper.make_node("Clip", [f"{prefix}.bn", w.scalar(f"{prefix}.min", 0.0),
+                                               w.scalar(f"{prefix}.max", 6.0)], [prefix],
+                                      name=prefix))
+    else:
+        return f"{prefix}.bn"
+    return prefix
+
+
+def _image_inputs(batch: int, channels: int, hw: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((batch, channels, hw, hw)).astype(np.float32)}
+
+
+def resnet50_stem(batch: int | str = 1, hw: int = 224, opset: int = DEFAULT_OPSET,
+                  seed: int = 0) -> onnx.ModelProto:
+    """The ResNet-50 stem: ``x[batch,3,hw,hw] -> Conv7x7/2(3->64, pad 3) -> BatchNormalization
+    -> Relu -> MaxPool3x3/2(pad 1) -> y[batch,64,hw/4,hw/4]`` (224 -> 56)."""
+    _check_opset(opset, 15, "resnet50_stem")
+    w = _Weights(seed)
+    nodes: list[onnx.NodeProto] = []
+    h = _conv_bn(w, nodes, "conv1", "x", 3, 64, 7, stride=2)
+    nodes.append(helper.make_node("MaxPool", [h], ["y"], name="maxpool", kernel_shape=[3, 3],
+                                  strides=[2, 2], pads=[1, 1, 1, 1]))
+    out_hw = ((hw + 1) // 2 + 1) // 2
+    return _finish("resnet50_stem", nodes,
+                   [helper.make_tensor_value_info("x", _F32, [batch, 3, hw, hw])],
+                   [helper.make_tensor_value_info("y", _F32, [batch, 64, out_hw, out_hw])],
+                   w, opset, "ResNet-50 stem.")
+
+
+def resnet50_stem_inputs(batch: int = 1, hw: int = 224, seed: int = 0) -> dict[str, np.ndarray]:
+    """``{"x": float32[batch,3,hw,hw]}``, standard normal."""
+    return _image_inputs(batch, 3, hw, seed)
+
+
+def resnet50_bottleneck(batch: int | str = 1, channels: int = 256, hw: int = 56,
+                        width: int = 64, opset: int = DEFAULT_OPSET,
+                        seed: int = 0) -> onnx.ModelProto:
+    """A ResNet-50 bottleneck block with an identity shortcut (stage 1: 256 channels, width
+    64, 56x56): ``Conv1x1(channels->width) BN Relu, Conv3x3(width->width) BN Relu,
+    Conv1x1(width->channels) BN, Add(x), Relu``; ``y`` has ``x``'s shape."""
+    _check_opset(opset, 15, "resnet50_bottleneck")
+    w = _Weights(seed)
+    nodes: list[onnx.NodeProto] = []
+    h = _conv_bn(w, nodes, "conv1", "x", channels, width, 1)
+    h = _conv_bn(w, nodes, "conv2", h, width, width, 3)
+    h = _conv_bn(w, nodes, "conv3", h, width, channels, 1, activation=None)
+    nodes += [helper.make_node("Add", [h, "x"], ["sum"], name="add"),
+              helper.make_node("Relu", ["sum"], ["y"], name="relu")]
+    shape = [batch, channels, hw, hw]
+    return _finish("resnet50_bottleneck", nodes,
+                   [helper.make_tensor_value_info("x", _F32, shape)],
+                   [helper.make_tensor_value_info("y", _F32, shape)], w, opset,
+                   "ResNet-50 bottleneck block.")
+
+
+def resnet50_bottleneck_inputs(batch: int = 1, channels: int = 256, hw: int = 56,
+                               seed: int = 0) -> dict[str, np.ndarray]:
+    """``{"x": float32[batch,channels,hw,hw]}``, standard normal."""
+    return _image_inputs(batch, channels, hw, seed)
+
+
+def resnet_basic_block(batch: int | str = 1, channels: int = 64, hw: int = 56,
+                       opset: int = DEFAULT_OPSET, seed: int = 0) -> onnx.ModelProto:
+    """:func:`resnet_block` (identity shortcut) at the size of ResNet-18/34's first stage."""
+    return resnet_block(batch, channels, hw, opset=opset, seed=seed)
+
+
+def resnet_basic_block_inputs(batch: int = 1, channels: int = 64, hw: int = 56,
+                              seed: int = 0) -> dict[str, np.ndarray]:
+    """``{"x": float32[batch,channels,hw,hw]}``, standard normal."""
+    return _image_inputs(batch, channels, hw, seed)
+
+
+def mobilenet_v2_blocks(batch: int | str = 1, channels: int = 24, hw: int = 56,
+                        expansion: int = 6, out_channels: int = 32, opset: int = DEFAULT_OPSET,
+                        seed: int = 0) -> onnx.ModelProto:
+    """Two MobileNetV2 inverted-residual blocks (the 24-channel stage at 56x56, then the
+    first block of the 32-channel stage): each ``Conv1x1 expand BN Relu6, depthwise Conv3x3
+    BN Relu6, Conv1x1 project BN``; the first has stride 1 and a residual Add, the second
+    stride 2 and ``out_channels``. ``y`` is ``[batch, out_channels, ceil(hw/2), ceil(hw/2)]``."""
+    _check_opset(opset, 15, "mobilenet_v2_blocks")
+    w = _Weights(seed)
+    nodes: list[onnx.NodeProto] = []
+    hidden = channels * expansion
+    h = _conv_bn(w, nodes, "b1.expand", "x", channels, hidden, 1, activation="Relu6")
+    h = _conv_bn(w, nodes, "b1.depthwise", h, hidden, hidden, 3, groups=hidden,
+                 activation="Relu6")
+    h = _conv_bn(w, nodes, "b1.project", h, hidden, channels, 1, activation=None)
+    nodes.append(helper.make_node("Add", ["x", h], ["b1"], name="b1"))
+    h = _conv_bn(w, nodes, "b2.expand", "b1", channels, hidden, 1, activation="Relu6")
+    h = _conv_bn(w, nodes, "b2.depthwise", h, hidden, hidden, 3, stride=2, groups=hidden,
+                 activation="Relu6")
+    h = _conv_bn(w, nodes, "b2.project", h, hidden, out_channels, 1, activation=None)
+    nodes.append(helper.make_node("Identity", [h], ["y"], name="y"))
+    out_hw = (hw + 1) // 2
+    return _finish("mobilenet_v2_blocks", nodes,
+                   [helper.make_tensor_value_info("x", _F32, [batch, channels, hw, hw])],
+                   [helper.make_tensor_value_info("y", _F32,
+                                                  [batch, out_channels, out_hw, out_hw])],
+                   w, opset, "Two MobileNetV2 inverted-residual blocks.")
+
+
+def mobilenet_v2_blocks_inputs(batch: int = 1, channels: int = 24, hw: int = 56,
+                               seed: int = 0) -> dict[str, np.ndarray]:
+    """``{"x": float32[batch,channels,hw,hw]}``, standard normal."""
+    return _image_inputs(batch, channels, hw, seed)
+
+
+def bert_encoder_layer(batch: int | str = 1, seq: int = 128, width: int = 256, heads: int = 4,
+                       ffn: int | None = None, opset: int = DEFAULT_OPSET,
+                       seed: int = 0) -> onnx.ModelProto:
+    """A BERT-like encoder layer: :func:`transformer_encoder` with ``seq`` tokens, ``width``
+    (d_model), ``heads`` and an ``ffn`` of ``4 * width`` unless given (BERT-mini: 128 tokens,
+    256, 4 heads; BERT-base: 768, 12 heads)."""
+    return transformer_encoder(batch, seq, width, heads, ffn or 4 * width, opset=opset,
+                               seed=seed)
+
+
+def bert_encoder_layer_inputs(batch: int = 1, seq: int = 128, width: int = 256,
+                              seed: int = 0) -> dict[str, np.ndarray]:
+    """``{"x": float32[batch,seq,width]}``, standard normal."""
+    return transformer_encoder_inputs(batch, seq, width, seed=seed)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,391 @@
+"""Default CPU schedules: the design space replayed with decisions chosen from the target's facts.
+
+The CPU design space already encodes the structure of a good schedule (inline elementwise
+producers; multi-level "SRSRS" tiling of each reduction block with its register tile vectorized;
+epilogues computed per outer tile; elementwise blocks split by a vector width; outer loops
+parallel). What it leaves open is a handful of sampled decisions: tile factors
+(``sample_perfect_tile``), the loop order, an unroll factor and elementwise vector widths
+(``sample_categorical``). :func:`default_schedule` runs that same space once to learn which
+decisions each block asks for, chooses them with the rules below (IREE's ``KernelDispatch.cpp``
+and TVM's x86 fallback configurations reduced to the few numbers our space has), and runs it
+again with those decisions. The result is an ordinary schedule: its trace prints as Python,
+round-trips through JSON, replays, and becomes a transform script for ``mlcir-opt``; a search
+can start from it and mutate its decisions.
+
+Rules (see docs/tuning.md, "Default schedules", for the measurements):
+
+- **Register tile** (the ``[.., .., register]`` factors of the two vector dims: rows x
+  columns, columns contiguous in memory): the tile with the most FMAs per loaded element
+  whose accumulators, plus one row of column vectors and one broadcast, fit the ISA's vector
+  registers — IREE's "fill the register file" heuristic. AVX-512 (32 zmm, 16 f32): 8 x 32 for
+  a matmul, IREE's x86 default; AVX2 (16 ymm, 8 f32): 8 x 8, or 6 x 16 (BLIS's Haswell
+  kernel) where 6 divides the rows. Columns are whole vectors, or one power-of-two part of a
+  vector when the extent has no multiple of the vector width. Tiles divide extents exactly: the space has no masking or
+  peeling, so a divisor is chosen (IREE masks on AVX-512 and peels elsewhere).
+- **Reduction tile** (inner factor of each reduction dim): as much of the reduction as keeps
+  the register tile's operand slivers (``rows x K`` and ``K x columns``) in L1, innermost
+  reduction dims (a convolution's kh, kw) first and whole.
+- **Cache tile** (the middle factors): row and column panels whose ``K``-deep slices fit half
+  of L2, so each panel is reused from L2 across the register tiles of the other.
+- **Other spatial dims** (batch, a convolution's output rows): one at a time inside (IREE's
+  ``OH = 1``), all parallelism outside.
+- **Threads**: parallel only when the kernel's estimated serial time (vectorized FMAs for
+  reduction blocks, elements for the rest) exceeds ``PARALLEL_MIN_NS``: an OpenMP fork/join
+  costs microseconds, and two threads must never be slower than one. Then the cache tiles
+  shrink until the outer loops have at least ``threads`` iterations.
+- **Loop order**: spatial tiles outside the reduction (so the init is per tile and epilogues
+  attach to the outer tile). **Unroll** the inner reduction loop by 4 when it divides.
+  **Elementwise vector width**: the largest offered width up to four vector registers.
+
+Kernels the rules leave unscheduled (:func:`fallback_reason` says which and why; each case
+measured slower scheduled than unscheduled, docs/tuning.md):
+
+- no reduction block (elementwise and broadcast chains, transposes, copies, gathers): LLVM's
+  loop vectorizer already vectorizes the plain loops, and the split-and-vectorize schedule
+  was 1.5-3x slower than them (relu on 1x256x64x64: 94 us unscheduled, 270-480 scheduled);
+- windows without a channel reduction (pooling, depthwise convolutions): memory-bound, the
+  register tile gains nothing (max pool 3x3/2 on 64x112x112: 1.1-2.4 ms either way, depthwise
+  3x3/2: 290 us unscheduled, 570-650 scheduled);
+- a transcendental (``math.exp``, ``tanh``, ``erf``, ...) feeding several blocks, as softmax's
+  exp: inlining it recomputes it per consumer (softmax 4x128x128: 223 us unscheduled, 390-800
+  scheduled);
+- a reduction block the space could not vectorize (a grouped convolution's generic, a strided
+  depthwise one): scalar tiles are slower than the plain loops;
+- a space that fails (a ``ScheduleError`` while scheduling or materialising; a kernel with a
+  dynamic dim, whose loops the space cannot split): the default never makes a kernel
+  unbuildable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
+
+from mlir import ir
+
+from mlcir.dialects.loop import BLOCK_ATTR, linalg_ops
+from mlcir.schedule import Schedule, ScheduleError
+from mlcir.schedule.sampling import divisors
+from mlcir.schedule.state import REDUCTION, SPATIAL, Block
+from mlcir.schedule.trace import BlockRV, ExprRV, LoopRV
+from mlcir.target import Target
+
+from .cpu_facts import CpuFacts, target_facts
+
+SpaceFn = Callable[[Schedule], None]
+SpaceFactory = Callable[[Target], SpaceFn]
+
+# A kernel estimated to run longer than this serially gets parallel outer loops: an OpenMP
+# parallel region costs a few microseconds to start and join on this class of machine.
+PARALLEL_MIN_NS = 50_000.0
+# Serial-time estimate: f32 FMAs per ns of a vectorized register tile (two FMA ports x a
+# 16-lane vector is 32 at best; half of it with loads), elements per ns elsewhere.
+FMAS_PER_NS_PER_LANE = 1.0
+ELEMENTS_PER_NS = 4.0
+UNROLL = 4
+ELEMENTWISE_VECTORS = 4
+ELEMENT_BYTES = 4  # f32; the schedules of mlcir's graph kernels are f32
+TRANSCENDENTALS = ("math.exp", "math.tanh", "math.erf", "math.log", "math.powf", "math.sin",
+                   "math.cos", "math.rsqrt", "math.sqrt")
+
+
+@dataclass
+class _Sample:
+    """One ``sample_perfect_tile`` the space asks for: the block's dim and how it splits."""
+
+    dim: int
+    kind: str
+    extent: int
+    n: int
+    cap: int
+
+
+@dataclass
+class _BlockPlan:
+    samples: list[_Sample] = field(default_factory=list)
+    tiles: dict[int, list[int]] = field(default_factory=dict)  # dim -> decision
+
+
+def _vector_parts(columns: int, lanes: int) -> int:
+    """Vector registers one row of ``columns`` elements takes: whole vectors plus the
+    power-of-two pieces of the rest (24 f32 on AVX-512: 16 + 8, two registers)."""
+    return columns // lanes + bin(columns % lanes).count("1")
+
+
+def register_tile(rows: int | None, columns: int, facts: CpuFacts, rows_cap: int,
+                  columns_cap: int) -> tuple[int, int]:
+    """The register tile ``(r, c)`` for extents ``rows`` x ``columns`` (``rows`` None: a block
+    with one vector dim): ``r * parts(c)`` accumulators plus ``parts(c)`` column vectors and
+    one broadcast within the vector registers, maximising the FMAs per loaded element
+    ``r * c / (r + c)`` weighted by the fraction of vector lanes used."""
+    lanes = facts.lanes(ELEMENT_BYTES)
+    row_options = [r for r in divisors(rows) if r <= rows_cap] if rows else [1]
+    best, best_score = (1, 1), -1.0
+    for c in divisors(columns):
+        if c > columns_cap or (c % lanes and c & (c - 1)) or (c > lanes and c % lanes):
+            continue
+        parts = _vector_parts(c, lanes)
+        used = c / (parts * lanes)
+        for r in row_options:
+            if r * parts + parts + 1 > facts.vector_registers:
+                continue
+            score = used * r * c / (r + c) if rows else used * min(c, 4 * lanes)
+            if score > best_score + 1e-9 or (abs(score - best_score) <= 1e-9 and
+                                             r * c > best[0] * best[1]):
+                best, best_score = (r, c), score
+    return best
+
+
+def _largest_divisor(n: int, limit: int) -> int:
+    return max(d for d in divisors(n) if d <= max(limit, 1))
+
+
+class _Planner:
+    """Chooses every decision of one kernel's space from the target's facts."""
+
+    def __init__(self, facts: CpuFacts, threads: int):
+        self.facts = facts
+        self.threads = threads
+        self.plans: dict[str, _BlockPlan] = {}
+
+    def plan(self) -> None:
+        for plan in self.plans.values():
+            self._plan_block(plan)
+
+    def _plan_block(self, plan: _BlockPlan) -> None:
+        vector = [s for s in plan.samples if s.n == 3]
+        cols = max(vector, key=lambda s: s.cap) if vector else None
+        rows = next((s for s in vector if s is not cols), None)
+        r, c = (1, 1)
+        if cols is not None:
+            r, c = register_tile(rows.extent if rows else None, cols.extent, self.facts,
+                                 rows.cap if rows else 1, cols.cap)
+        # Reduction: innermost dims first, whole, while the slivers stay in L1.
+        depth = max(1, min(256, self.facts.l1d_bytes // (ELEMENT_BYTES * (r + c))))
+        reductions = [s for s in plan.samples if s.kind == REDUCTION and s.n == 2]
+        room, k = depth, 1
+        for s in reversed(reductions):
+            inner = _largest_divisor(s.extent, min(room, s.cap))
+            plan.tiles[s.dim] = [s.extent // inner, inner]
+            room, k = max(1, room // inner), k * inner
+        # Cache panels: (rows + columns) x k elements in half of L2, columns getting two thirds.
+        panel = max(1, self.facts.l2_bytes // 2 // (ELEMENT_BYTES * k))
+        if cols is not None:
+            mid = _largest_divisor(cols.extent // c, max(1, panel * 2 // 3 // c))
+            plan.tiles[cols.dim] = [cols.extent // (mid * c), mid, c]
+            panel -= mid * c
+        if rows is not None:
+            mid = _largest_divisor(rows.extent // r, max(1, min(panel, 128) // r))
+            plan.tiles[rows.dim] = [rows.extent // (mid * r), mid, r]
+        for s in plan.samples:
+            if s.dim not in plan.tiles:  # other spatial dims: one at a time inside
+                plan.tiles[s.dim] = [s.extent] + [1] * (s.n - 1)
+        if self.threads > 1:
+            self._expose_parallelism(plan)
+
+    def _expose_parallelism(self, plan: _BlockPlan) -> None:
+        """Move factors from middle to outer levels (outermost dims first) until the fused
+        outer loop has at least ``threads`` iterations."""
+        spatial = [s for s in plan.samples if s.kind == SPATIAL]
+        for s in spatial:
+            tiles = plan.tiles[s.dim]
+            while math.prod(plan.tiles[t.dim][0] for t in spatial) < self.threads and \
+                    tiles[1] > 1:
+                p = min(d for d in divisors(tiles[1]) if d > 1)
+                tiles[0] *= p
+                tiles[1] //= p
+
+    def tile(self, block: str, dim: int, n: int) -> list[int] | None:
+        plan = self.plans.get(block)
+        tiles = plan.tiles.get(dim) if plan else None
+        return tiles if tiles is not None and len(tiles) == n else None
+
+    def categorical(self, candidates: Sequence[int], loop_extent: int | None) -> int:
+        if list(candidates) == [0, 1]:  # the loop order: spatial tiles outside
+            return 0
+        if all(c in (1, 2, 4, 8) for c in candidates) and 1 in candidates:  # unroll
+            want = UNROLL if loop_extent is None or loop_extent % UNROLL == 0 else 1
+            return list(candidates).index(want) if want in candidates else 0
+        # an elementwise vector width
+        limit = ELEMENTWISE_VECTORS * self.facts.lanes(ELEMENT_BYTES)
+        fitting = [i for i, c in enumerate(candidates) if c <= limit]
+        return max(fitting, key=lambda i: candidates[i]) if fitting else 0
+
+
+class _RuleSchedule(Schedule):
+    """A schedule whose sampling instructions take their decisions from a planner (or, while
+    recording, the trivial tiling ``[extent, 1, ..]``), remembering which block dim each
+    sampled loop is."""
+
+    def __init__(self, mod: ir.Module, planner: _Planner, recording: bool):
+        super().__init__(mod)
+        self._planner = planner
+        self._recording = recording
+        self._loop_dims: dict[int, tuple[str, int]] = {}
+        self._last_block: str | None = None
+
+    def get_loops(self, block: BlockRV) -> list[LoopRV]:
+        loops = super().get_loops(block)
+        name = self.get(block)
+        self._last_block = name
+        plain = all(len(lv) == 1 for lv in self.state_block(name).levels)
+        if plain:
+            for dim, loop in enumerate(loops):
+                self._loop_dims[loop.id] = (name, dim)
+        return loops
+
+    def state_block(self, name: str) -> Block:
+        return next(b for (_, n), b in self.state.blocks.items() if n == name)
+
+    def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
+                            decision: Sequence[int] | None = None) -> list[ExprRV]:
+        if decision is None and loop.id in self._loop_dims:
+            block, dim = self._loop_dims[loop.id]
+            extent = self.get(loop).extent
+            if self._recording:
+                b = self.state_block(block)
+                self._planner.plans.setdefault(block, _BlockPlan()).samples.append(
+                    _Sample(dim, b.kinds[dim], extent, n, max_innermost_factor))
+                decision = [extent] + [1] * (n - 1)
+            else:
+                decision = self._planner.tile(block, dim, n)
+        return super().sample_perfect_tile(loop, n, max_innermost_factor, decision)
+
+    def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],
+                           decision: int | None = None) -> ExprRV:
+        if decision is None:
+            decision = self._planner.categorical(candidates, self._inner_reduction_extent())
+        return super().sample_categorical(candidates, probs, decision)
+
+    def _inner_reduction_extent(self) -> int | None:
+        plan = self._planner.plans.get(self._last_block or "")
+        if plan is None:
+            return None
+        reductions = [s for s in plan.samples if s.kind == REDUCTION and s.n == 2]
+        return plan.tiles.get(reductions[-1].dim, [0, None])[1] if reductions else None
+
+
+def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
+    """A rough serial time of the kernel once scheduled: vectorized FMAs for blocks with a
+    reduction, elements for the others (a threshold, not a cost model)."""
+    total = 0.0
+    for block in kernel.state.blocks.values():
+        iterations = math.prod(e or 1 for e in block.extents)
+        if REDUCTION in block.kinds and block.op_name != "linalg.fill":
+            total += iterations / (FMAS_PER_NS_PER_LANE * facts.lanes(ELEMENT_BYTES))
+        else:
+            total += iterations / ELEMENTS_PER_NS
+    return total
+
+
+def _body_ops(sch: Schedule) -> dict[tuple[str, str], set[str]]:
+    """The operation names in each block's body, by (function, block)."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for fn in sch.original.body.operations:
+        if fn.operation.name != "func.func":
+            continue
+        func = ir.StringAttr(fn.attributes["sym_name"]).value
+        for op in linalg_ops(fn.operation):
+            if BLOCK_ATTR not in op.attributes or not op.regions or not op.regions[0].blocks:
+                continue
+            name = ir.StringAttr(op.attributes[BLOCK_ATTR]).value
+            found[(func, name)] = {inner.operation.name for inner in op.regions[0].blocks[0]}
+    return found
+
+
+def _contracts_channels(block: Block) -> bool:
+    """Whether a window block reduces over a dim that two of its inputs read alone, outside
+    their innermost position: a dense convolution's input channels (also in each phase of a
+    strided one); not a pooling (its taps index the input through ``oh + kh``) nor a
+    depthwise convolution (its channel is ``f + m``)."""
+    inputs = [op for op in block.operands if not op.is_init]
+    for dim, kind in enumerate(block.kinds):
+        if kind != REDUCTION or (block.extents[dim] or 1) == 1:
+            continue
+        alone = sum(any(form is not None and form[0] == {dim: 1}
+                        for form in op.terms[:-1]) for op in inputs)
+        if alone >= 2:
+            return True
+    return False
+
+
+def _kind_left_alone(kernel: Schedule) -> str | None:
+    """Why the rules leave ``kernel`` (a fresh schedule of it) unscheduled before trying the
+    space, or None (module docstring: each case was measured slower scheduled)."""
+    blocks = [b for b in kernel.state.blocks.values() if b.op_name != "linalg.fill"]
+    reductions = [b for b in blocks if REDUCTION in b.kinds]
+    if not reductions:
+        return "no reduction block: LLVM vectorizes the plain elementwise/copy loops"
+    for b in reductions:
+        if b.window and not _contracts_channels(b):
+            return (f"block '{b.name}' is a window without a channel reduction (pooling, "
+                    "depthwise): memory-bound")
+    bodies = _body_ops(kernel)
+    for b in blocks:
+        consumers = {c.name for c in blocks
+                     if any(op.producer == b.name and not op.is_init for op in c.operands)}
+        if len(consumers) > 1 and bodies.get((b.func, b.name), set()) & set(TRANSCENDENTALS):
+            return (f"block '{b.name}' computes a transcendental for {len(consumers)} blocks: "
+                    "inlining would recompute it")
+    return None
+
+
+def _unvectorized_reduction(sch: Schedule) -> str | None:
+    for b in sch.state.blocks.values():
+        if REDUCTION in b.kinds and b.op_name != "linalg.fill" and not b.inlined and not any(
+                sch.state.loops[lid].annotations.get("vectorize") for lid in b.order
+                if lid in sch.state.loops):
+            return f"the space does not vectorize block '{b.name}'"
+    return None
+
+
+def default_schedule(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
+                     facts: CpuFacts | None = None) -> Schedule:
+    """The default schedule of ``kernel`` for the ``llvm`` ``target`` (module docstring).
+
+    ``space`` builds the target's design space (today ``mlcir.tune.default_space``); ``facts``
+    default to the target's (:func:`.cpu_facts.target_facts`), pass them to schedule for
+    another CPU. Kernels the rules leave alone come back unscheduled (an empty trace)."""
+    return _default(kernel, target, space, facts)[0]
+
+
+def fallback_reason(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
+                    facts: CpuFacts | None = None) -> str | None:
+    """Why :func:`default_schedule` leaves ``kernel`` unscheduled, or None when it does not."""
+    return _default(kernel, target, space, facts)[1]
+
+
+def _default(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
+             facts: CpuFacts | None) -> tuple[Schedule, str | None]:
+    target = Target.parse(target)
+    facts = facts or target_facts(target)
+    unscheduled = Schedule(kernel)
+    kernel = unscheduled.original
+    reason = _kind_left_alone(unscheduled)
+    if reason:
+        return unscheduled, reason
+    threads = target.threads or facts.threads
+    if threads > 1 and estimated_serial_ns(unscheduled, facts) < PARALLEL_MIN_NS:
+        threads = 1
+    space_fn = space(replace(target, threads=threads))
+    planner = _Planner(facts, threads)
+    try:
+        space_fn(_RuleSchedule(kernel, planner, recording=True))
+        planner.plan()
+        decided = _RuleSchedule(kernel, planner, recording=False)
+        space_fn(decided)
+        sch = Schedule(kernel)
+        decided.trace.apply_to_schedule(sch)
+        reason = _unvectorized_reduction(sch)
+        if reason:
+            return Schedule(kernel), reason
+        sch.mod  # materialise now: a schedule that cannot be applied is no default
+    except ScheduleError as error:
+        return Schedule(kernel), f"the design space fails: {str(error).splitlines()[0]}"
+    return sch, None
+
+
+def decisions(sch: Schedule) -> list[tuple[str, Any]]:
+    """The sampling decisions of a schedule in trace order, ``(instruction, decision)``."""
+    return [(inst.kind.name, inst.decision) for inst in sch.trace.insts if inst.kind.is_sampling]

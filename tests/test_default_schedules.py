@@ -1,0 +1,241 @@
+"""Default CPU schedules (mlcir.targets.cpu_defaults): for every kernel kind the graph lowering
+produces, the default schedule builds and matches numpy/onnxruntime; it is an ordinary trace
+(JSON round trip, transform script applied by ``mlcir-opt``); its decisions follow the target's
+facts (golden register tiles for AVX-512 and AVX2, passed explicitly so the test does not
+depend on this machine); small kernels stay serial; the kinds the rules leave alone say why.
+
+Whole models are built with the defaults through the tuning-records path (each kernel's default
+trace committed as a record), the way ``mlcir.build`` will apply them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from mlir import ir
+
+import mlcir
+from mlcir.frontend import from_onnx
+from mlcir.schedule import Trace
+from mlcir.schedule.materialize import apply_schedule_script
+from mlcir.target import Target
+from mlcir.targets.cpu_defaults import decisions, default_schedule, fallback_reason
+from mlcir.targets.cpu_facts import AVX2, AVX512, SSE, target_facts
+from mlcir.testing import kernels
+from mlcir.testing import onnx_models as om
+from mlcir.testing.graph_kernels import build_graph_function, models, reference
+from mlcir.tune import Database, Record, extract_tasks
+from mlcir.tune.space import default_space
+
+TARGET = "llvm -threads=1"
+FACTS = replace(AVX512, threads=1)
+
+# Kinds the rules schedule; every other graph kernel kind stays unscheduled with a reason.
+SCHEDULED = {"batch_matmul", "conv2d", "conv2d_strided_padded_bias_relu",
+             "conv2d_stride3_dilated", "layer_norm", "mean", "mean_centered", "sum"}
+
+
+def _schedules(module, target: str = TARGET):
+    with module.context:
+        tasks = extract_tasks(module)
+    return [(task, default_schedule(task.module, target, default_space, FACTS))
+            for task in tasks]
+
+
+def _build_with_defaults(module, tmp_path, target: str = TARGET):
+    """``module`` built with the default schedule of each kernel (committed as records)."""
+    db = Database(tmp_path)
+    scheduled = 0
+    for task, sch in _schedules(module, target):
+        if sch.trace.insts:
+            workload = db.commit_workload(task.module, task.name)
+            db.commit_record(Record(workload.hash, Target.parse(target).key,
+                                    sch.trace.as_json(), [1e-3]))
+            scheduled += 1
+    return mlcir.build(module, target=target, records=db), scheduled
+
+
+@pytest.mark.parametrize("name", sorted(models()))
+def test_default_schedule_matches_numpy(name, tmp_path):
+    inputs, body = models()[name]
+    module = build_graph_function(inputs, body)
+    ex, scheduled = _build_with_defaults(module, tmp_path)
+    np.testing.assert_allclose(ex.main(*inputs), reference(inputs, body), rtol=1e-4, atol=1e-4)
+    assert (scheduled > 0) == (name in SCHEDULED), f"{name}: {scheduled} kernels scheduled"
+
+
+@pytest.mark.parametrize("name", sorted(set(models()) - SCHEDULED))
+def test_unscheduled_kinds_say_why(name):
+    inputs, body = models()[name]
+    module = build_graph_function(inputs, body)
+    for task, sch in _schedules(module):
+        assert not sch.trace.insts
+        assert fallback_reason(task.module, TARGET, default_space, FACTS)
+
+
+def test_scheduled_kinds_have_no_fallback_reason():
+    inputs, body = models()["conv2d"]
+    module = build_graph_function(inputs, body)
+    with module.context:
+        (task,) = extract_tasks(module)
+    assert fallback_reason(task.module, TARGET, default_space, FACTS) is None
+
+
+def _attention_scores(batch: int = 2, tokens: int = 16, depth: int = 8):
+    """``q @ k^T`` spelled as exporters spell attention (Transpose then MatMul)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    shape = [batch, tokens, depth]
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "kt"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "scores", [helper.make_tensor_value_info("q", TensorProto.FLOAT, shape),
+                          helper.make_tensor_value_info("k", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, tokens, tokens])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+MODELS = {
+    "matmul_transposed_rhs": (_attention_scores, {}),
+    "gemm": (lambda: om.single_op("Gemm", [[16, 48]], {"transB": 1},
+                                  initializers={"w": np.ones((32, 48), np.float32) * 0.1}), {}),
+    "resnet50_stem": (om.resnet50_stem, {"hw": 32}),
+    "resnet50_bottleneck": (om.resnet50_bottleneck, {"channels": 32, "width": 8, "hw": 8}),
+    "resnet_basic_block": (om.resnet_basic_block, {"channels": 8, "hw": 8}),
+    "mobilenet_v2_blocks": (om.mobilenet_v2_blocks, {"channels": 8, "hw": 8,
+                                                     "out_channels": 16}),
+    "bert_encoder_layer": (om.bert_encoder_layer, {"seq": 16, "width": 32, "heads": 2}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_models_with_defaults_match_onnxruntime(name, tmp_path):
+    builder, sizes = MODELS[name]
+    model = builder(**sizes)
+    feeds = om.example_inputs(model)
+    want = om.reference(model, feeds)
+    ex, scheduled = _build_with_defaults(from_onnx(model), tmp_path)
+    assert scheduled > 0
+    got = ex.main(**feeds)
+    got = got if isinstance(got, tuple) else (got,)
+    for g, w in zip(got, want.values()):
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3)
+
+
+def _weights(*shape: int) -> np.ndarray:
+    return np.random.default_rng(1).standard_normal(shape).astype(np.float32) * 0.1
+
+
+ODD_SIZES = {  # prime and unit extents: tiles must still divide them
+    "matmul_7x97x13": ("MatMul", [[7, 97]], {}, {"w": _weights(97, 13)}),
+    "matmul_row_vector": ("MatMul", [[1, 512]], {}, {"w": _weights(512, 1000)}),
+    "batch_matmul_unit_dims": ("MatMul", [[2, 1, 64], [2, 64, 1]], {}, {}),
+    "conv_5x5_stride2_odd": ("Conv", [[1, 5, 13, 13]], {"kernel_shape": [5, 5], "strides": [2, 2],
+                                                         "pads": [2, 2, 2, 2]},
+                             {"w": _weights(7, 5, 5, 5)}),
+    "reduce_sum_axis0": ("ReduceSum", [[17, 5, 3]], {"keepdims": 1},
+                         {"axes": np.array([0], np.int64)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_SIZES))
+def test_odd_sizes_match_onnxruntime(name, tmp_path):
+    op, shapes, attrs, initializers = ODD_SIZES[name]
+    model = om.single_op(op, shapes, attrs, opset=18, initializers=initializers)
+    feeds = om.example_inputs(model)
+    ex, scheduled = _build_with_defaults(from_onnx(model), tmp_path)
+    assert scheduled == 1
+    np.testing.assert_allclose(ex.main(**feeds), om.reference(model, feeds)["y"],
+                               rtol=1e-3, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def conv_kernel():
+    inputs, body = models()["conv2d_strided_padded_bias_relu"]
+    module = build_graph_function(inputs, body)
+    with module.context:
+        (task,) = extract_tasks(module)
+    return task.module
+
+
+def test_trace_round_trips_and_replays(conv_kernel):
+    sch = default_schedule(conv_kernel, TARGET, default_space, FACTS)
+    assert sch.trace.insts
+    again = Trace.from_json(sch.trace.to_json_string())
+    assert again.as_json() == sch.trace.as_json()
+    replay = mlcir.Schedule(conv_kernel)
+    again.apply_to_schedule(replay)
+    assert str(replay.mod) == str(sch.mod)
+    namespace: dict = {"mlcir": mlcir}
+    exec(sch.trace.as_python(), namespace)
+    printed = mlcir.Schedule(conv_kernel)
+    namespace["apply_trace"](printed)
+    assert str(printed.mod) == str(sch.mod)
+
+
+def test_transform_script_applies_with_mlcir_opt(conv_kernel, tmp_path):
+    sch = default_schedule(conv_kernel, TARGET, default_space, FACTS)
+    script = sch.trace.as_transform()
+    payload = mlcir.parse(str(conv_kernel), context=sch.context)
+    with sch.context, ir.Location.unknown():
+        apply_schedule_script(payload, script)
+    assert str(payload) == str(sch.mod)
+    kernel_file, script_file = tmp_path / "kernel.mlir", tmp_path / "schedule.mlir"
+    kernel_file.write_text(str(conv_kernel))
+    script_file.write_text(str(script))
+    out = subprocess.run([sys.executable, "-m", "mlcir.tools.mlcir_opt", str(kernel_file),
+                          f"--transform-script={script_file}"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    with sch.context:
+        assert str(mlcir.parse(out.stdout)) == str(mlcir.parse(str(sch.mod)))
+
+
+def _register_tile(facts, m: int = 256, n: int = 256, k: int = 256) -> tuple[int, int, int]:
+    text, _ = kernels.matmul(m, n, k)
+    found = decisions(default_schedule(text, TARGET, default_space, facts))
+    (rows, cols, reduction) = [d for kind, d in found if kind == "sample_perfect_tile"]
+    return rows[-1], cols[-1], reduction[-1]
+
+
+def test_golden_matmul_register_tiles():
+    # AVX-512 (32 zmm, 16 f32): IREE's 8 x 32; K slivers of (8 + 32) x 128 f32 fill 32 KiB L1.
+    assert _register_tile(replace(AVX512, threads=1)) == (8, 32, 128)
+    # AVX2 (16 ymm, 8 f32): 8 accumulators, one column vector, one broadcast; 6 x 16 (BLIS's
+    # Haswell kernel) where 6 divides the rows.
+    assert _register_tile(replace(AVX2, threads=1)) == (8, 8, 256)
+    assert _register_tile(replace(AVX2, threads=1), m=96, n=48, k=64)[:2] == (6, 16)
+    # SSE (16 xmm, 4 f32).
+    assert _register_tile(replace(SSE, threads=1)) == (8, 4, 256)
+    # Columns stay whole vectors: 48 = 3 zmm.
+    assert _register_tile(replace(AVX512, threads=1), m=96, n=48, k=64)[:2] == (8, 48)
+
+
+def test_small_kernels_stay_serial_large_ones_run_parallel():
+    small, _ = kernels.matmul(32, 32, 32)
+    large, _ = kernels.matmul(512, 512, 512)
+    two = replace(AVX512, threads=2)
+    for text, parallel in [(small, False), (large, True)]:
+        sch = default_schedule(text, "llvm -threads=2", default_space, two)
+        assert any(inst.kind.name == "parallel" for inst in sch.trace.insts) == parallel
+    # The outer loop of a parallel schedule has at least one iteration per thread.
+    sch = default_schedule(large, "llvm -threads=2", default_space, two)
+    outer = next(inst.inputs[0] for inst in sch.trace.insts if inst.kind.name == "parallel")
+    assert sch.get(outer).extent >= 2
+
+
+def test_target_facts_from_cpu_names():
+    assert target_facts("llvm -mcpu=skylake-avx512").isa == "avx512"
+    assert target_facts("llvm -mcpu=haswell").vector_bits == 256
+    assert target_facts("llvm -mattr=+avx2,+fma").vector_registers == 16
+    assert target_facts("llvm -mtriple=aarch64-linux-gnu").isa == "neon"
+    assert target_facts("llvm -threads=3").threads == 3
+    host = target_facts("llvm")
+    assert host.threads >= 1 and host.l1d_bytes > 0 and host.lanes() >= 4
