@@ -380,7 +380,7 @@ def _default(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
         reason = _unvectorized_reduction(sch)
         if reason:
             return Schedule(kernel), reason
-        sch.mod  # materialise now: a schedule that cannot be applied is no default
+        _ = sch.mod  # materialise now: a schedule that cannot be applied is no default
     except ScheduleError as error:
         return Schedule(kernel), f"the design space fails: {str(error).splitlines()[0]}"
     return sch, None
