@@ -183,7 +183,7 @@ def test_trace_round_trips_and_replays(conv_kernel):
 
 def test_transform_script_applies_with_mlcir_opt(conv_kernel, tmp_path):
     sch = default_schedule(conv_kernel, TARGET, default_space, FACTS)
-    script = sch.trace.as_transform()
+    script = sch.as_transform()
     payload = mlcir.parse(str(conv_kernel), context=sch.context)
     with sch.context, ir.Location.unknown():
         apply_schedule_script(payload, script)

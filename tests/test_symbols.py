@@ -20,7 +20,7 @@ from mlir.dialects import func
 import mlcir
 from mlcir.dialects import graph
 from mlcir.paths import llvm_tool
-from mlcir.runtime.saved import read_library
+from mlcir.runtime.model_file import read_library
 
 # Unary float ops without attributes; each gets a kernel named after it.
 UNARY = sorted(name for name, op in graph.OPS.items()

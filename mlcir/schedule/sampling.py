@@ -15,7 +15,7 @@ from .errors import PrimitiveError
 from .state import KernelState, Loop, TileKnob
 
 
-def _divisors(n: int) -> list[int]:
+def divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
@@ -26,7 +26,7 @@ def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> tuple[tup
     if n == 1:
         return ((extent,),) if extent <= max_innermost_factor or max_innermost_factor <= 0 else ()
     out = []
-    for first in _divisors(extent):
+    for first in divisors(extent):
         for rest in perfect_tilings(extent // first, n - 1, max_innermost_factor):
             out.append((first, *rest))
     return tuple(out)

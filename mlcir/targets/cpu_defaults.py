@@ -68,7 +68,7 @@ from mlcir.dialects.loop import BLOCK_ATTR, linalg_ops
 from mlcir.schedule import Schedule, ScheduleError
 from mlcir.schedule.sampling import divisors
 from mlcir.schedule.state import REDUCTION, SPATIAL, Block
-from mlcir.schedule.trace import BlockRV, ExprRV, LoopRV
+from mlcir.schedule import BlockRV, ExprRV, LoopRV
 from mlcir.target import Target
 
 from .cpu_facts import CpuFacts, target_facts
