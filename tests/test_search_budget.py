@@ -17,7 +17,8 @@ import pytest
 import mlcir
 from mlcir.schedule import Schedule
 from mlcir.testing import kernels
-from mlcir.tune import BuildResult, RunResult, tune_kernel
+from mlcir.testing.fake_tuning import NothingBuilt
+from mlcir.tune import RunResult, tune_kernel
 
 SPACE_SIZE = 6 * 7
 BUDGET = 20
@@ -35,21 +36,6 @@ def two_splits(sch: Schedule) -> None:
 
 def analytic_secs(i_inner: int, j_inner: int) -> float:
     return BEST_SECS * (1 + abs(math.log2(i_inner) - 2) + abs(math.log2(j_inner) - 4))
-
-
-class NothingBuilt:
-    """A builder that builds nothing: the runner below needs no library."""
-
-    workers = 1
-
-    def prepare(self, workload, kernel):
-        pass
-
-    def build_candidate(self, _workload, _trace):
-        return BuildResult(build_secs=0.0)
-
-    def close(self):
-        pass
 
 
 class AnalyticRunner:

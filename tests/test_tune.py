@@ -16,6 +16,7 @@ from mlcir.passes.bind_params import bind_params
 from mlcir.schedule import Schedule
 from mlcir.target import Target
 from mlcir.testing import kernels, mlp
+from mlcir.testing.fake_tuning import NothingBuilt
 from mlcir.tune import (BuildResult, BuildRunCoordinator, Database, LocalBuilder, LocalRunner,
                         Record, RunResult, extract_tasks, tune_kernel, tune_module, workload_hash)
 from mlcir.tune.cost_model import XGBModel, ranking_quality
@@ -37,21 +38,6 @@ def split_space(sch: Schedule) -> None:
     i, j, k = sch.get_loops(c)
     j0, j1 = sch.split(j, sch.sample_perfect_tile(j, n=2, max_innermost_factor=64))
     sch.reorder(i, j0, k, j1)
-
-
-class NothingBuilt:
-    """A builder for runners that need no library: builds nothing."""
-
-    workers = 1
-
-    def prepare(self, workload, kernel):
-        pass
-
-    def build_candidate(self, _workload, _trace):
-        return BuildResult(build_secs=0.0)
-
-    def close(self):
-        pass
 
 
 class AnalyticRunner:
