@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -227,7 +228,7 @@ def _inputs(signature: Any, path: str | None, fill_mode: str | None,
             with open(path, "rb") as f:
                 is_zip = f.read(4) == b"PK\x03\x04"
             data = np.load(path, allow_pickle=False) if is_zip else None
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
             raise CliError(f"--inputs {path}: cannot read it ({error})") from None
         if not isinstance(data, np.lib.npyio.NpzFile):
             raise CliError(f"--inputs {path}: not an .npz archive of named arrays "

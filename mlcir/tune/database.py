@@ -158,10 +158,14 @@ class Database:
                 rec = Record(data["workload"], data["target"], data["trace"], data.get("run_secs"),
                              data.get("error"), data.get("features"), data.get("build_secs"),
                              data.get("timestamp", 0.0))
-                if not isinstance(rec.trace, dict) or (rec.run_secs is None and rec.error is None):
-                    raise KeyError("'run_secs' or 'error'")
+                if not isinstance(rec.trace, dict):
+                    raise KeyError("trace")
             except KeyError as error:
                 self._problem(f"{self.records_path}:{number}: skipped a record without {error}")
+                continue
+            if rec.run_secs is None and rec.error is None:
+                self._problem(f"{self.records_path}:{number}: skipped a record without "
+                              "'run_secs' or 'error'")
                 continue
             self._add(rec)
 
