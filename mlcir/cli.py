@@ -167,10 +167,11 @@ def _records(path: str | None) -> Any:
     if path is None:
         return None
     from mlcir.tune.apply import as_database
+    from mlcir.tune.database import DatabaseError
 
     try:
         return as_database(path)
-    except FileNotFoundError as error:
+    except DatabaseError as error:
         raise CliError(f"--tuning-records: {error}") from None
 
 

@@ -12,6 +12,7 @@ that a real process prints one line and no traceback.
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -119,14 +120,34 @@ def test_cli_compile_refuses_a_bad_target(capsys, models, tmp_path, target, word
     message = cli_error(capsys, "compile", models / "add.onnx", "--target", target,
                         "-o", tmp_path / "m.mlcir")
     assert "bad target" in message
-    assert __import__("re").search(words, message), message
+    assert re.search(words, message), message
     assert not (tmp_path / "m.mlcir").exists()
 
 
-@pytest.mark.parametrize("target", [t for t, _ in BAD_TARGETS])
-def test_python_build_refuses_a_bad_target(target):
-    with pytest.raises(TargetError):
+@pytest.mark.parametrize("target, words", BAD_TARGETS + [
+    ("llvm -threads=99999999999999999999", "is too large"),
+    (123, "got int 123"),
+    (None, "got NoneType None"),
+])
+def test_python_build_refuses_a_bad_target(target, words):
+    with pytest.raises(TargetError) as info:
         mlcir.build(kernels.matmul(4, 4, 4)[0], target)
+    assert re.search(words, str(info.value)), info.value
+
+
+@pytest.mark.parametrize("source, words", [
+    ("func.func @main( {{", "error"),
+    ("", "no public function"),
+])
+def test_python_build_refuses_bad_mlir(source, words):
+    with pytest.raises(MlcirError) as info:
+        mlcir.build(source, "llvm")
+    assert words in str(info.value)
+
+
+def test_python_build_refuses_missing_records(tmp_path):
+    with pytest.raises(DatabaseError, match=r"no tuning database in .*nowhere"):
+        mlcir.build(kernels.matmul(4, 4, 4)[0], "llvm", records=tmp_path / "nowhere")
 
 
 def _compile_case(tmp_path: Path, models: Path, name: str) -> tuple[list, str]:

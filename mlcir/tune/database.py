@@ -8,7 +8,8 @@ was measured on, the decided trace, the measured seconds (or why the candidate f
 cost-model features. Every line carries the schema version. A record is written (and flushed)
 as soon as its measurement finishes, so a killed run loses nothing already measured, and a
 re-run with the same ``work_dir`` resumes from it. A corrupt or truncated line is reported
-with its file and line number and skipped.
+with its file and line number and skipped; a last line without its newline (a killed writer's)
+is repaired before anything is appended.
 """
 
 from __future__ import annotations
