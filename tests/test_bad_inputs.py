@@ -581,6 +581,8 @@ def test_tune_refuses_a_read_only_work_dir(tmp_path):
         folder.chmod(0o700)
 
 
+@pytest.mark.filterwarnings("error::ResourceWarning",
+                            "error::pytest.PytestUnraisableExceptionWarning")
 def test_a_tuning_run_leaves_no_temporary_files_and_closes_its_pipes(tmp_path, monkeypatch):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -985,3 +987,22 @@ def test_documented_dtypes_work_end_to_end(capsys, tmp_path, onnx_type, dtype):
         assert out["w"].dtype == dtype
         np.testing.assert_array_equal(out["w"], want)
     assert cli_main(["run", str(tmp_path / "cli.mlcir"), "--fill-mode", "random"]) == 0
+
+
+def test_zero_size_dims_compute():
+    """A declared zero-size dim compiles and runs: an empty elementwise result, and a sum over
+    the empty axis that is all zeros."""
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "y"], ["z"]),
+         helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=0)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 3]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [0, 3])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [0, 3]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [3])],
+        initializer=[numpy_helper.from_array(np.array([0], np.int64), "axes")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    executable = mlcir.build(from_onnx(model), "llvm")
+    empty = np.zeros((0, 3), np.float32)
+    z, s = executable["main"](empty, empty)
+    assert z.shape == (0, 3)
+    np.testing.assert_array_equal(s, np.zeros(3, np.float32))
