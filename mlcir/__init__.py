@@ -13,7 +13,7 @@ from __future__ import annotations
 from .version import __version__
 from .errors import (BuildError, CudaDriverError, FrontendError, LaunchConfigError, LoadError,
                      LoweringError, MlcirError, ParseError, PassError, RuntimeInputError,
-                     TargetError, VerificationError)
+                     TargetError, TuningError, VerificationError)
 from .ir import make_context, parse
 from .driver import build, compile, load  # named as tvm.compile and torch.compile are
 from .runtime import Executable, register_func, time_evaluator
@@ -32,7 +32,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "BuildError", "CudaDriverError", "Executable", "FrontendError", "LaunchConfigError", "__version__",
-    "LoadError", "LoweringError", "MlcirError", "TargetError",
+    "LoadError", "LoweringError", "MlcirError", "TargetError", "TuningError",
     "ParseError", "PassError", "RuntimeInputError", "Schedule", "ScheduleError", "Trace", "VerificationError",
     "build", "compile", "load", "make_context", "parse", "register_func", "time_evaluator",
 ]

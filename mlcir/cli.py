@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -24,6 +25,8 @@ import numpy as np
 
 STAGES = ("graph", "kernels", "llvm")
 FILL_MODES = ("random", "zeros", "ones")
+# The largest input --fill-mode makes (a declared shape can be absurd: 3.5 PiB).
+FILL_LIMIT_BYTES = 16 * 2**30
 
 
 class CliError(Exception):
@@ -164,10 +167,11 @@ def _records(path: str | None) -> Any:
     if path is None:
         return None
     from mlcir.tune.apply import as_database
+    from mlcir.tune.database import DatabaseError
 
     try:
         return as_database(path)
-    except FileNotFoundError as error:
+    except DatabaseError as error:
         raise CliError(f"--tuning-records: {error}") from None
 
 
@@ -193,6 +197,11 @@ def _fill(spec: Any, mode: str, rng: np.random.Generator) -> np.ndarray:
     if any(d is None for d in spec.shape):
         raise CliError(f"input '{spec.name}' has the dynamic shape {spec.describe()}: give it "
                        "in --inputs (--fill-mode cannot choose its size)")
+    size = int(np.prod(spec.shape, dtype=object)) * spec.dtype.itemsize
+    if size > FILL_LIMIT_BYTES:
+        raise CliError(f"input '{spec.name}' ({spec.describe()}) is {_bytes(size)}, more than "
+                       f"--fill-mode makes (at most {_bytes(FILL_LIMIT_BYTES)}); give it in "
+                       "--inputs")
     if mode == "zeros":
         return np.zeros(spec.shape, spec.dtype)
     if mode == "ones":
@@ -204,6 +213,14 @@ def _fill(spec: Any, mode: str, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, 10, spec.shape).astype(spec.dtype)
 
 
+def _bytes(size: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if size < 1024 or unit == "PiB":
+            return f"{size:.4g} {unit}" if unit != "bytes" else f"{size} bytes"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
 def _inputs(signature: Any, path: str | None, fill_mode: str | None,
             seed: int) -> list[np.ndarray]:
     given: dict[str, np.ndarray] = {}
@@ -212,13 +229,18 @@ def _inputs(signature: Any, path: str | None, fill_mode: str | None,
             with open(path, "rb") as f:
                 is_zip = f.read(4) == b"PK\x03\x04"
             data = np.load(path, allow_pickle=False) if is_zip else None
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
             raise CliError(f"--inputs {path}: cannot read it ({error})") from None
         if not isinstance(data, np.lib.npyio.NpzFile):
             raise CliError(f"--inputs {path}: not an .npz archive of named arrays "
                            "(np.savez(path, name=array, ...))")
         with data:
-            given = {name: data[name] for name in data.files}
+            for name in data.files:
+                try:
+                    given[name] = data[name]
+                except (OSError, ValueError) as error:
+                    raise CliError(f"--inputs {path}: cannot read input '{name}' ({error}); "
+                                   "inputs are plain numeric or bool arrays") from None
     names = [a.name for a in signature.args]
     unknown = sorted(set(given) - set(names))
     if unknown:
@@ -264,13 +286,22 @@ def summarize(name: str, array: np.ndarray, top: int) -> str:
     return text
 
 
+def _check_counts(args: argparse.Namespace, minimums: dict[str, int]) -> None:
+    """Refuse an option below its minimum (``--repeat 0``, ``--builders 0``) before any work."""
+    for name, minimum in minimums.items():
+        value = getattr(args, name)
+        if value is not None and value < minimum:
+            option = "--" + name.replace("_", "-")
+            raise CliError(f"{option} must be at least {minimum}, got {value}")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import mlcir
 
+    _check_counts(args, {"repeat": 1, "number": 1, "print_top": 0, "seed": 0, "threads": 1})
+
     executable = mlcir.load(args.model)
     if args.threads is not None:
-        if args.threads < 1:
-            raise CliError(f"--threads must be at least 1, got {args.threads}")
         executable.set_num_threads(args.threads)
     function = _function(executable, args.function)
     sig = function.signature
@@ -299,11 +330,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from mlcir.targets import backend_for
     from mlcir.tune.records_file import export_best_records
 
+    _check_counts(args, {"trials": 1, "trials_per_task": 1, "trials_per_round": 1,
+                         "builders": 1, "seed": 0})
     target = parse_target(args.target)
     # Without the hardware to measure on, fail now rather than record each candidate as failed.
     backend_for(target).require_runner(target)
-    if args.trials < 1:
-        raise CliError(f"--trials must be at least 1, got {args.trials}")
     module = import_model(args.model, args.model_format, args.input_shapes)
     work_dir = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="mlcir-tune-"))
     try:

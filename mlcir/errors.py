@@ -59,6 +59,12 @@ class FrontendError(MlcirError):
         self.problems = problems or []
 
 
+class TuningError(MlcirError, ValueError):
+    """A tuning request that cannot run: a trial count, round size or builder count out of
+    range, an unknown role name (search strategy, cost model, ...), or a ``work_dir`` that
+    cannot be written; the message names the parameter, the value and what is allowed."""
+
+
 class LoadError(MlcirError):
     """A saved model that cannot be loaded: not an mlcir model, corrupt or truncated, saved by
     another version, or calling library functions that are not registered."""

@@ -38,6 +38,9 @@ class Target:
         understand (an unknown kind or option, a value out of range)."""
         if isinstance(text, Target):
             return text
+        if not isinstance(text, str):
+            raise TargetError(f"a target is a string such as 'llvm' or 'cuda -arch=sm_80', or a "
+                              f"Target; got {type(text).__name__} {text!r}")
         parts = text.split()
         if not parts or parts[0] not in KINDS:
             raise TargetError(f"unknown target {text!r}: the kind must be one of "
@@ -95,4 +98,6 @@ def _count(text: str, part: str, value: str) -> int:
     """The non-negative integer ``value`` of option ``part``."""
     if not value.isdigit():
         raise TargetError(f"target {text!r}: {part!r} is not a non-negative integer")
+    if int(value) > 2**31 - 1:
+        raise TargetError(f"target {text!r}: {part!r} is too large (at most {2**31 - 1})")
     return int(value)

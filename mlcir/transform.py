@@ -48,12 +48,43 @@ def find_entry(script: ir.Module, name: str = ENTRY) -> ir.Operation:
     raise TransformError(f"the transform script has no 'transform.named_sequence @{name}'")
 
 
+# Static size lists of the structured transform ops; a negative entry (other than the marker
+# of a dynamic size) passes upstream's verifier and makes loops that compute nothing.
+_SIZE_ATTRS = ("static_sizes", "static_tile_sizes", "static_num_threads", "static_vector_sizes",
+               "static_chunk_sizes", "vector_sizes")
+_DYNAMIC = -(2 ** 63)
+
+
+def check_static_sizes(script: ir.Module) -> None:
+    """Refuse a script whose tile, thread or vector sizes are negative (an obviously invalid
+    static attribute), naming the op, its location, the attribute and its value."""
+    problems: list[str] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        op = op.operation if hasattr(op, "operation") else op
+        for index in range(len(op.attributes)):
+            named = op.attributes[index]
+            if named.name not in _SIZE_ATTRS or not isinstance(named.attr, ir.DenseI64ArrayAttr):
+                continue
+            values = list(named.attr)
+            if any(v < 0 and v != _DYNAMIC for v in values):
+                shown = ["?" if v == _DYNAMIC else v for v in values]
+                problems.append(f"{op.location}: {op.name} has {named.name} {shown}: sizes must "
+                                "be >= 0 (0: not tiled)")
+        return ir.WalkResult.ADVANCE
+
+    script.operation.walk(visit)
+    if problems:
+        raise TransformError("invalid transform script:\n" + "\n".join(problems))
+
+
 def apply(payload: ir.Operation | ir.Module, script: ir.Module, name: str = ENTRY) -> None:
-    """Apply ``@name`` of ``script`` to ``payload`` in place."""
+    """Apply ``@name`` of ``script`` to ``payload`` in place (its static sizes checked first)."""
     from mlcir.ir import diagnostics_of, render_diagnostics
 
     op = payload.operation if hasattr(payload, "operation") else payload
     entry = find_entry(script, name)
+    check_static_sizes(script)
     try:
         interpreter.apply_named_sequence(op, entry, script.operation)
     except ir.MLIRError as error:

@@ -16,7 +16,7 @@ import mlcir
 from mlcir.errors import BuildError, LoadError, RuntimeInputError
 from mlcir.passes.bind_params import bind_params
 from mlcir.runtime import library
-from mlcir.runtime.model_file import FORMAT_VERSION, read_metadata
+from mlcir.runtime.model_file import FORMAT_VERSION, read_metadata, seal
 from mlcir.testing import mlp
 from mlcir.testing.hardware import cuda_available
 
@@ -209,13 +209,15 @@ def test_metadata_describes_the_model(saved_mlp):
 # -- files that cannot be loaded ---------------------------------------------------------------
 
 def _rewrite_metadata(src, dst, **changes):
+    """A copy of ``src`` with ``changes`` in its metadata, resealed (its checksum updated) so
+    that the checks behind the checksum are reached."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         for item in zin.infolist():
             data = zin.read(item.filename)
             if item.filename == "metadata.json":
                 meta = json.loads(data)
                 meta.update(changes)
-                data = json.dumps(meta).encode()
+                data = json.dumps(seal(meta)).encode()
             zout.writestr(item, data)
 
 

@@ -209,9 +209,14 @@ def main(argv: list[str] | None = None) -> int:
 
     file = "<stdin>" if args.input == "-" else args.input
     try:
-        source = sys.stdin.read() if args.input == "-" else open(args.input).read()
+        source = sys.stdin.read() if args.input == "-" else \
+            open(args.input, encoding="utf-8").read()
     except OSError as error:
         print(f"mlcir-opt: error: cannot read {file}: {error.strerror}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as error:
+        print(f"mlcir-opt: error: {file} is not MLIR text (not UTF-8: {error.reason} at byte "
+              f"{error.start})", file=sys.stderr)
         return 1
 
     chunks = [source]

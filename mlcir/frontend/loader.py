@@ -75,7 +75,7 @@ def read_model(source: ModelSource) -> tuple[onnx.ModelProto, str]:
         model = _parse(data, str(path))
         try:
             onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, onnx.checker.ValidationError) as e:
             raise FrontendError(f"{path}: cannot load the model's external data: {e}") from None
         return model, str(path)
     raise TypeError(f"from_onnx takes a path, bytes or an onnx.ModelProto, "

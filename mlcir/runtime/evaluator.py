@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from mlcir.errors import RuntimeInputError
+
 
 @dataclass(frozen=True)
 class TimingResult:
@@ -53,7 +55,8 @@ def time_calls(call: Callable[[], None], *, number: int = 10, repeat: int = 3, w
             min_repeat_ms: float = 0.0) -> TimingResult:
     """Time a no-argument callable (see the module docstring)."""
     if number < 1 or repeat < 1 or warmup < 0:
-        raise ValueError("number and repeat must be >= 1 and warmup >= 0")
+        raise RuntimeInputError(f"number and repeat must be >= 1 and warmup >= 0, got "
+                                f"number={number}, repeat={repeat}, warmup={warmup}")
     for _ in range(warmup):
         call()
     if min_repeat_ms > 0:

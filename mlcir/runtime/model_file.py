@@ -108,13 +108,26 @@ def metadata(signatures: dict[str, Signature], libraries: dict[str, tuple[str, l
                            "bytes": len(library.data)},
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    return {**meta, **library.sections}
+    return seal({**meta, **library.sections})
+
+
+def metadata_checksum(meta: dict[str, Any]) -> str:
+    """The SHA-256 of ``meta`` without its ``metadata_sha256`` entry (canonical JSON). The
+    metadata holds the library's checksum, so this one covers the whole model."""
+    body = {key: value for key, value in meta.items() if key != "metadata_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
+                          .encode("utf-8")).hexdigest()
+
+
+def seal(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with its ``metadata_sha256`` (computed last, over every other entry)."""
+    return {**meta, "metadata_sha256": metadata_checksum(meta)}
 
 
 # What :func:`metadata` writes for every target; anything else is a target's own section.
 COMMON_KEYS = ("format", "format_version", "mlcir_version", "mlir_version", "platform",
                "cpu_features", "target", "functions", "library_functions", "shared_library",
-               "created")
+               "created", "metadata_sha256")
 
 
 def write_model(path: Path, meta: dict[str, Any], library: bytes) -> None:
@@ -281,4 +294,8 @@ def read_library(path: "str | os.PathLike[str]") -> tuple[dict[str, Any], bytes]
         library = _read(path, archive, member)
     if hashlib.sha256(library).hexdigest() != meta["shared_library"].get("sha256"):
         raise LoadError(f"{path}: {member} does not match its checksum (the file is corrupt)")
+    if meta.get("metadata_sha256") != metadata_checksum(meta):
+        raise LoadError(f"{path}: {METADATA} does not match its checksum 'metadata_sha256' (it "
+                        "was edited or corrupted after saving; the signatures it lists may not "
+                        "be the library's: recompile the model)")
     return meta, library

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import functools
 
+from mlcir.errors import RuntimeInputError
 from mlcir.paths import openmp_library
 
 
@@ -19,8 +20,8 @@ def _libomp() -> ctypes.CDLL:
 
 
 def set_num_threads(threads: int) -> None:
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise RuntimeInputError(f"threads must be an integer >= 1, got {threads!r}")
     _libomp().omp_set_num_threads(ctypes.c_int(threads))
 
 

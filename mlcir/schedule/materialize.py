@@ -529,9 +529,11 @@ def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
 def apply_schedule_file(payload: ir.Module, path: str) -> None:
     """``mlcir-opt --transform-script``: apply a schedule's transform module read from ``path``."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise TransformError(f"cannot read transform script {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise TransformError(f"transform script {path} is not MLIR text (not UTF-8)") from None
     apply_schedule_script(payload, parse(text, context=payload.context, source_name=str(path),
                                          verify=False))
 

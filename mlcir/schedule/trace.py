@@ -121,8 +121,19 @@ class Trace:
 
     @staticmethod
     def from_json(data: dict[str, Any] | str) -> "Trace":
-        """The inverse of :meth:`as_json` (also accepts the JSON text)."""
-        if isinstance(data, str):
+        """The inverse of :meth:`as_json` (also accepts the JSON text); anything else is a
+        :class:`ScheduleError` saying what is wrong."""
+        try:
+            return Trace._from_json(data)
+        except ScheduleError:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+            raise ScheduleError(f"not a trace ({type(error).__name__}: {error}); expected the "
+                                "JSON of Trace.as_json()") from None
+
+    @staticmethod
+    def _from_json(data: dict[str, Any] | str) -> "Trace":
+        if isinstance(data, (str, bytes)):
             data = json.loads(data)
         if not isinstance(data, dict) or "insts" not in data:
             raise ScheduleError("not a trace: expected a JSON object with 'insts'")

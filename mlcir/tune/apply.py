@@ -17,7 +17,7 @@ from mlcir.passes import run_pipeline
 from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
 
-from .database import Database, TuningDatabase, workload_hash
+from .database import Database, DatabaseError, TuningDatabase, workload_hash
 from .records_file import RecordsFile
 from .tasks import extract_kernel, kernel_functions, workload_kernel
 
@@ -36,7 +36,7 @@ def as_database(records: Any) -> TuningDatabase:
         if path.is_file():
             return RecordsFile(path)
         if not (path / "database").is_dir():
-            raise FileNotFoundError(f"no tuning database in {path} (expected "
+            raise DatabaseError(f"no tuning database in {path} (expected "
                                     f"{path / 'database' / 'records.json'}, or a records file "
                                     "written by `mlcir tune -o`)")
         return Database(path)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from mlir import ir
 
+from mlcir.errors import TuningError
 from mlcir.target import Target
 
 from .worker_process import WorkerProcess
@@ -107,4 +108,4 @@ def make_builder(builder: str | Builder, work_dir: Path, target: Target,
         return builder
     if builder == "local":
         return LocalBuilder(work_dir, target, workers)
-    raise ValueError(f"unknown builder {builder!r} (local)")
+    raise TuningError(f"unknown builder {builder!r} (local)")

@@ -16,6 +16,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from mlcir.errors import TuningError
+
 
 class CostModel(Protocol):
     """Learns from measured candidates; scores unmeasured ones (higher: expected faster)."""
@@ -102,7 +104,7 @@ def make_cost_model(model: str | CostModel, seed: int = 0) -> CostModel:
         return XGBModel(seed=seed)
     if model == "random":
         return RandomModel(seed)
-    raise ValueError(f"unknown cost model {model!r} (xgb, random)")
+    raise TuningError(f"unknown cost model {model!r} (xgb, random)")
 
 
 def ranking_quality(predicted: Sequence[float], seconds: Sequence[float], k: int = 5

@@ -8,7 +8,8 @@ was measured on, the decided trace, the measured seconds (or why the candidate f
 cost-model features. Every line carries the schema version. A record is written (and flushed)
 as soon as its measurement finishes, so a killed run loses nothing already measured, and a
 re-run with the same ``work_dir`` resumes from it. A corrupt or truncated line is reported
-with its file and line number and skipped.
+with its file and line number and skipped; a last line without its newline (a killed writer's)
+is repaired before anything is appended.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol, runtime_checkable
 
 from mlir import ir
+
+from mlcir.errors import MlcirError
 
 SCHEMA_VERSION = 1
 
@@ -81,8 +84,9 @@ def trace_key(trace_json: dict[str, Any]) -> str:
                           .encode()).hexdigest()[:24]
 
 
-class DatabaseError(ValueError):
-    pass
+class DatabaseError(MlcirError, ValueError):
+    """A tuning database or records file that cannot be used (not one, another schema version,
+    read only); the message names the file."""
 
 
 @runtime_checkable
@@ -114,6 +118,8 @@ class Database:
         self.workloads: dict[str, Workload] = {}
         self._records: list[Record] = []
         self._keys: set[tuple[str, str, str]] = set()
+        for path in (self.workloads_path, self.records_path):
+            self._repair_last_line(path)
         self._load()
 
     # -- reading -----------------------------------------------------------------------------
@@ -153,10 +159,14 @@ class Database:
                 rec = Record(data["workload"], data["target"], data["trace"], data.get("run_secs"),
                              data.get("error"), data.get("features"), data.get("build_secs"),
                              data.get("timestamp", 0.0))
-                if not isinstance(rec.trace, dict) or (rec.run_secs is None and rec.error is None):
-                    raise KeyError("'run_secs' or 'error'")
+                if not isinstance(rec.trace, dict):
+                    raise KeyError("trace")
             except KeyError as error:
                 self._problem(f"{self.records_path}:{number}: skipped a record without {error}")
+                continue
+            if rec.run_secs is None and rec.error is None:
+                self._problem(f"{self.records_path}:{number}: skipped a record without "
+                              "'run_secs' or 'error'")
                 continue
             self._add(rec)
 
@@ -165,12 +175,45 @@ class Database:
         self._keys.add((rec.workload, rec.target, rec.trace_key))
 
     # -- writing -----------------------------------------------------------------------------
+    def _repair_last_line(self, path: Path) -> None:
+        """End a last line that has no newline (what a killed writer leaves) before anything is
+        appended: a complete JSON object gets its newline, a partial one is cut off with a
+        warning naming the file and line. Otherwise the next record would be glued onto it."""
+        if not path.exists() or path.stat().st_size == 0:
+            return
+        data = path.read_bytes()
+        if data.endswith(b"\n"):
+            return
+        start = data.rfind(b"\n") + 1
+        number = data.count(b"\n") + 1
+        try:
+            complete = isinstance(json.loads(data[start:]), dict)
+        except ValueError:
+            complete = False
+        if complete:
+            self._write_line(path, b"\n")
+            return
+        with open(path, "r+b") as f:
+            f.truncate(start)
+        self._problem(f"{path}:{number}: removed a partial last line ({len(data) - start} "
+                      "bytes without a newline, left by a writer that was stopped)")
+
+    @staticmethod
+    def _write_line(path: Path, line: bytes) -> None:
+        """Append ``line`` with one ``write`` on an ``O_APPEND`` descriptor: a line is whole or
+        absent, even with concurrent writers."""
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise DatabaseError(f"{path}: wrote {written} of {len(line)} bytes (disk full?)")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
     def _append(self, path: Path, data: dict[str, Any]) -> None:
         line = json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        self._write_line(path, line.encode("utf-8"))
 
     def commit_workload(self, module: ir.Module, name: str = "") -> Workload:
         """The workload of a kernel module (added once)."""

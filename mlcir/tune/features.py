@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Protocol
 
+from mlcir.errors import TuningError
+
 if TYPE_CHECKING:  # pragma: no cover
     from mlcir.schedule import Schedule
     from mlcir.schedule.state import Block, KernelState
@@ -141,4 +143,4 @@ def make_feature_extractor(extractor: str | FeatureExtractor) -> FeatureExtracto
         return extractor
     if extractor == "loop-nest":
         return LoopNestFeatures()
-    raise ValueError(f"unknown feature extractor {extractor!r} (loop-nest)")
+    raise TuningError(f"unknown feature extractor {extractor!r} (loop-nest)")

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 from mlir import ir
 
+from mlcir.errors import TuningError
 from mlcir.targets import backend_for, compile_module
 from mlcir.target import Target
 
@@ -120,4 +121,4 @@ def make_runner(runner: str | Runner, work_dir: Path, target: Target) -> Runner:
         return runner
     if runner == "local":
         return LocalRunner(work_dir, target)
-    raise ValueError(f"unknown runner {runner!r} (local)")
+    raise TuningError(f"unknown runner {runner!r} (local)")

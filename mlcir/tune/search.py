@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 from mlir import ir
 
+from mlcir.errors import TuningError
 from mlcir.schedule import RESAMPLE, Schedule, ScheduleError, Trace
 from mlcir.target import Target
 
@@ -198,7 +199,7 @@ def make_space(space: str | DesignSpace, target: Target) -> DesignSpace:
         return space
     if space == "default":
         return default_space(target)
-    raise ValueError(f"unknown design space {space!r} (default, or a schedule function)")
+    raise TuningError(f"unknown design space {space!r} (default, or a schedule function)")
 
 
 def make_strategy(strategy: str | SearchStrategy) -> SearchStrategy:
@@ -209,4 +210,4 @@ def make_strategy(strategy: str | SearchStrategy) -> SearchStrategy:
         return RandomSearch()
     if strategy == "evolutionary":
         return EvolutionarySearch()
-    raise ValueError(f"unknown search strategy {strategy!r} (random, evolutionary)")
+    raise TuningError(f"unknown search strategy {strategy!r} (random, evolutionary)")

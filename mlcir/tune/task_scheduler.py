@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Protocol, Sequence, TypeVar
 
+from mlcir.errors import TuningError
 from .tasks import Task
 
 
@@ -86,4 +87,4 @@ def make_task_scheduler(scheduler: str | TaskScheduler) -> TaskScheduler:
         return GradientScheduler()
     if scheduler == "round-robin":
         return RoundRobinScheduler()
-    raise ValueError(f"unknown task scheduler {scheduler!r} (gradient, round-robin)")
+    raise TuningError(f"unknown task scheduler {scheduler!r} (gradient, round-robin)")

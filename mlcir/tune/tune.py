@@ -24,6 +24,7 @@ from typing import Any
 
 from mlir import ir
 
+from mlcir.errors import TuningError
 from mlcir.runtime.compile import as_module
 from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
@@ -179,8 +180,30 @@ class TaskTuner:
         return TuneResult(self.workload, self.key, sch.trace, best[0].mean_secs, sch, self.trials)
 
 
+def check_count(name: str, value: Any, minimum: int = 1) -> None:
+    """Refuse a count that is not an integer of at least ``minimum`` (a zero round size or
+    builder count would make the tuner spin forever)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise TuningError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _check_config(config: TuneConfig) -> None:
+    for name in ("max_trials_global", "max_trials_per_task", "num_trials_per_iter", "builders"):
+        check_count(name, getattr(config, name))
+    work_dir = config.work_dir
+    try:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        probe = work_dir / ".mlcir-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as error:
+        raise TuningError(f"work_dir {str(work_dir)!r} cannot hold the tuning database and logs: "
+                          f"{error.strerror or error} (give a writable directory)") from None
+
+
 def _tune_tasks(tasks: list[Task], config: TuneConfig) -> tuple[TuningDatabase, list[TaskTuner]]:
     """Tune ``tasks`` until the budget is spent or every task is done."""
+    _check_config(config)
     target, work_dir, seed = config.target, config.work_dir, config.seed
     db = config.database if config.database is not None else Database(work_dir)
     model = make_cost_model(config.cost_model, seed)
@@ -234,6 +257,7 @@ def tune_kernel(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     target); ``strategy`` is ``"evolutionary"``, ``"random"`` or an object; ``cost_model`` is
     ``"xgb"``, ``"random"`` or an object; the other roles likewise (:class:`TuneConfig`).
     """
+    check_count("max_trials", max_trials)
     target = Target.parse(target)
     kernel = as_module(mod)
     task = Task(name, workload_hash(kernel), kernel, 1, flops(kernel), ["main"])
@@ -261,6 +285,8 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     ``space`` (default: the default rules) is used for every task; the roles are as in
     :func:`tune_kernel`, plus ``task_scheduler`` (``"gradient"``, ``"round-robin"`` or an
     object)."""
+    if max_trials_per_task is not None:
+        check_count("max_trials_per_task", max_trials_per_task)
     target = Target.parse(target)
     tasks = extract_tasks(as_module(mod))
     config = TuneConfig(target, Path(work_dir), max_trials_global=max_trials_global,

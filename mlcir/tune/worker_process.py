@@ -61,7 +61,7 @@ class WorkerProcess:
         if line:
             return json.loads(line)
         code = self.proc.wait()
-        self.proc = None
+        self._release()
         if code < 0:
             try:
                 name = signal.Signals(-code).name
@@ -74,9 +74,10 @@ class WorkerProcess:
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
-            self.proc = None
+            self._release()
 
     def close(self) -> None:
+        """Ask the worker to stop (end of its input), kill it if it does not within 5 s."""
         if self.proc is not None:
             try:
                 assert self.proc.stdin is not None
@@ -84,4 +85,16 @@ class WorkerProcess:
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
-            self.proc = None
+                self.proc.wait()
+            self._release()
+
+    def _release(self) -> None:
+        """Close both pipes of a finished worker (else each leaks a ResourceWarning)."""
+        assert self.proc is not None
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        self.proc = None
