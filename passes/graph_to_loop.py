@@ -221,19 +221,75 @@ def _destination_of(value: ir.Value) -> ir.Operation | None:
     return None
 
 
+# Ops a dynamic destination size may be computed with: cloned at each call site.
+_SIZE_OPS = ("tensor.dim", "arith.constant", "arith.addi", "arith.subi", "arith.muli",
+             "arith.divsi", "arith.ceildivsi", "arith.floordivsi", "arith.maxsi", "arith.minsi",
+             "arith.select", "arith.cmpi")
+
+
+def _through_destinations(value: ir.Value) -> ir.Value:
+    """``value`` with each ``tensor.dim`` of a block's result read from the ``tensor.empty``
+    it was computed into instead (the same size, one step closer to the arguments)."""
+    while not isinstance(value.owner, ir.Block) and value.owner.operation.name == "tensor.dim":
+        dim = value.owner.operation
+        source, index = dim.operands[0], dim.operands[1]
+        if isinstance(index.owner, ir.Block) or index.owner.operation.name != "arith.constant":
+            return value
+        axis = ir.IntegerAttr(index.owner.operation.attributes["value"]).value
+        empty = _destination_of(source)
+        if empty is None:
+            return value
+        shape = b.shape_of(empty.result)
+        if shape[axis] is not None:
+            return value
+        value = list(empty.operands)[sum(d is None for d in shape[:axis])]
+    return value
+
+
+def _sizes_from_arguments(empty: ir.Operation, entry: ir.Block) -> bool:
+    """Whether the dynamic sizes of ``empty`` are computed from ``entry``'s arguments by
+    :data:`_SIZE_OPS` alone (so a caller can compute them from its call operands)."""
+    def computable(value: ir.Value, depth: int) -> bool:
+        value = _through_destinations(value)
+        if isinstance(value.owner, ir.Block):
+            return value.owner == entry
+        op = value.owner.operation
+        if op.name == "tensor.dim":
+            return isinstance(op.operands[0].owner, ir.Block) and op.operands[0].owner == entry \
+                and computable(op.operands[1], depth + 1)
+        return depth < 16 and op.name in _SIZE_OPS and all(
+            computable(v, depth + 1) for v in op.operands)
+
+    return all(computable(v, 0) for v in empty.operands)
+
+
+def _clone_size(value: ir.Value, entry: ir.Block, operands: list[ir.Value]) -> ir.Value:
+    """``value`` (checked by :func:`_sizes_from_arguments`) computed again at the insertion
+    point, ``entry``'s arguments replaced by ``operands``."""
+    value = _through_destinations(value)
+    if isinstance(value.owner, ir.Block):
+        return operands[ir.BlockArgument(value).arg_number]
+    op = value.owner.operation
+    clone = ir.Operation.create(op.name, results=[r.type for r in op.results],
+                                operands=[_clone_size(v, entry, operands) for v in op.operands],
+                                attributes=dict(op.attributes.items()))
+    return clone.results[ir.OpResult(value).result_number]
+
+
 def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
     """Give the lowered fused group ``fn`` one destination argument per result, written by the
     block computing it, and make its callers pass ``tensor.empty`` — as the per-op kernels
     are. Bufferization then writes a model's output straight into the caller's array instead
-    of into a temporary that is copied. Left as is when a result is not computed into its own
-    static ``tensor.empty`` (a view, an argument returned as is)."""
+    of into a temporary that is copied. Dynamic sizes are computed again at each call site
+    from the call's operands. Left as is when a result is not computed into its own
+    ``tensor.empty`` (a view, an argument returned as is)."""
     entry = fn.regions[0].blocks[0]
     results = list(entry.operations[len(entry.operations) - 1].operands)
     empties = [_destination_of(v) for v in results]
-    if any(e is None or len(list(e.result.uses)) != 1
-           or not ir.RankedTensorType(e.result.type).has_static_shape for e in empties) \
-            or len({id(e) for e in empties}) != len(empties):
+    if any(e is None or len(list(e.result.uses)) != 1 or not _sizes_from_arguments(e, entry)
+           for e in empties) or len({id(e) for e in empties}) != len(empties):
         return
+    sizes = [list(e.operands) for e in empties]
     fn_type = ir.FunctionType(fn.attributes["function_type"].value)
     for empty in empties:
         empty.result.replace_all_uses_with(entry.add_argument(empty.result.type, fn.location))
@@ -251,7 +307,9 @@ def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
     module.walk(visit)
     for call in calls:
         with ir.InsertionPoint(call), call.location:
-            dests = [b.empty(b.shape_of(r), b.element_type(r)) for r in call.results]
+            dests = [b.empty(b.shape_of(r), b.element_type(r),
+                             dynamic=[_clone_size(v, entry, list(call.operands)) for v in dyn])
+                     for r, dyn in zip(call.results, sizes)]
             new = func.CallOp([r.type for r in call.results], ir.FlatSymbolRefAttr.get(name),
                               list(call.operands) + dests)
         for old, value in zip(call.results, new.results):
