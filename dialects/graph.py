@@ -31,6 +31,7 @@ DIALECT = "graph"
 # Attribute names mlcir sets on upstream ops of a graph module.
 LIBRARY_ATTR = "graph.library"      # on a func.func declaration: the registered library name
 NAME_ATTR = "graph.name"            # on a function argument/result: its user-facing name
+DIMS_ATTR = "graph.dims"            # on a function argument: each dim's symbol ("" if none)
 PRIMITIVE_ATTR = "graph.primitive"  # on a private func.func: a fused group, one future kernel
 
 

@@ -21,6 +21,7 @@ from mlcir.target import Target
 
 from .library import CallbackErrors
 from .memref import aligned_empty, descriptor
+from .shapes import result_shapes
 from .signature import Signature, TensorArg
 
 
@@ -79,13 +80,8 @@ class Function:
                                             "C-contiguous array")
                 outputs.append(array)
         else:
-            for spec in sig.results:
-                if any(d is None for d in spec.shape):
-                    raise RuntimeInputError(
-                        f"result '{spec.name}' of {sig.name}() has a dynamic shape "
-                        f"{spec.describe()}: pass an output array of the right shape after the "
-                        "inputs")
-                outputs.append(aligned_empty(spec.shape, spec.dtype))
+            shapes = result_shapes(sig, [a.shape for a in arrays])
+            outputs = [aligned_empty(shape, spec.dtype) for shape, spec in zip(shapes, sig.results)]
         return arrays, outputs
 
     def _positional(self, args: Sequence[Any], named: dict[str, Any]) -> list[Any]:
