@@ -62,7 +62,7 @@ def compile_expression(text: str) -> Callable[[Sizes], int]:
             return lambda s: -operand(s)
         if token.isdigit():
             value = int(token)
-            return lambda s: value
+            return lambda _sizes: value
         if token[0].isalpha() or token[0] == "_":
             return lambda s: s[token]
         raise ValueError(f"bad dim expression {text!r}: unexpected {token!r}")
