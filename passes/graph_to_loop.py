@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, func, tensor
+from mlir.dialects import arith, func, linalg, tensor
 
 from mlcir.dialects import ALL_OPS, graph
-from mlcir.dialects.loop import KERNEL_ATTR
+from mlcir.dialects.loop import KERNEL_ATTR, tag_block
 from mlcir.errors import LoweringError
 from mlcir.ir import located
 
@@ -215,65 +215,128 @@ def _destination_of(value: ir.Value) -> ir.Operation | None:
         op = value.owner.operation
         if op.name == "tensor.empty":
             return op
-        if not op.name.startswith("linalg.") or not hasattr(op.opview, "outputs"):
+        outputs = _linalg_outputs(op)
+        if outputs is None:
             return None
-        value = list(op.opview.outputs)[ir.OpResult(value).result_number]
+        value = outputs[ir.OpResult(value).result_number]
     return None
 
 
-# Ops a dynamic destination size may be computed with: cloned at each call site.
-_SIZE_OPS = ("tensor.dim", "arith.constant", "arith.addi", "arith.subi", "arith.muli",
-             "arith.divsi", "arith.ceildivsi", "arith.floordivsi", "arith.maxsi", "arith.minsi",
-             "arith.select", "arith.cmpi")
+def _linalg_outputs(op: ir.Operation) -> list[ir.Value] | None:
+    """The destination operands of a linalg op (``outs``; ``init`` of transpose, broadcast
+    and friends), or None for any other op."""
+    if not op.name.startswith("linalg."):
+        return None
+    if hasattr(op.opview, "outputs"):
+        return list(op.opview.outputs)
+    if hasattr(op.opview, "init"):
+        return [op.opview.init]
+    return None
 
 
-def _through_destinations(value: ir.Value) -> ir.Value:
-    """``value`` with each ``tensor.dim`` of a block's result read from the ``tensor.empty``
-    it was computed into instead (the same size, one step closer to the arguments)."""
-    while not isinstance(value.owner, ir.Block) and value.owner.operation.name == "tensor.dim":
-        dim = value.owner.operation
-        source, index = dim.operands[0], dim.operands[1]
-        if isinstance(index.owner, ir.Block) or index.owner.operation.name != "arith.constant":
-            return value
-        axis = ir.IntegerAttr(index.owner.operation.attributes["value"]).value
-        empty = _destination_of(source)
-        if empty is None:
-            return value
-        shape = b.shape_of(empty.result)
+# Index ops a dynamic destination size may be computed with: cloned at each call site.
+_INDEX_OPS = ("arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.divsi",
+              "arith.divui", "arith.ceildivsi", "arith.floordivsi", "arith.maxsi", "arith.minsi",
+              "arith.select", "arith.cmpi", "affine.apply")
+
+
+class _Unsized(Exception):
+    """A destination size that cannot be computed from the kernel's arguments."""
+
+
+class _CallSiteSizes:
+    """The dynamic sizes of a kernel's ``tensor.empty`` destinations computed from its
+    arguments, at a call site (``operands`` replacing the arguments; ops created at the
+    current insertion point) or only checked (``operands`` None): through the blocks'
+    destinations, views (expand/collapse_shape, cast, extract_slice) and index arithmetic."""
+
+    def __init__(self, entry: ir.Block, operands: list[ir.Value] | None):
+        self.entry, self.operands = entry, operands
+
+    def dim(self, value: ir.Value, axis: int) -> ir.Value | None:
+        """The size of dim ``axis`` of the tensor ``value``."""
+        if isinstance(value.owner, ir.Block):
+            if value.owner != self.entry:
+                raise _Unsized
+            if self.operands is None:
+                return None
+            return tensor.dim(self.operands[ir.BlockArgument(value).arg_number], b.index(axis))
+        op = value.owner.operation
+        shape = b.shape_of(value)
         if shape[axis] is not None:
-            return value
-        value = list(empty.operands)[sum(d is None for d in shape[:axis])]
-    return value
+            return None if self.operands is None else b.index(shape[axis])
+        before = sum(d is None for d in shape[:axis])
+        if op.name == "tensor.empty":
+            return self.index(list(op.operands)[before])
+        if op.name == "tensor.expand_shape":
+            return self.index(list(op.operands)[1 + before])
+        if op.name == "tensor.extract_slice":
+            sizes = list(op.opview.sizes)
+            return self.index(sizes[before]) if before < len(sizes) else self._fail()
+        if op.name == "tensor.cast":
+            return self.dim(op.operands[0], axis)
+        if op.name == "tensor.collapse_shape":
+            group = [int(ir.IntegerAttr(i).value) for i in
+                     ir.ArrayAttr(ir.ArrayAttr(op.attributes["reassociation"])[axis])]
+            sizes = [self.dim(op.operands[0], d) for d in group]
+            if self.operands is None:
+                return None
+            total = sizes[0]
+            for size in sizes[1:]:
+                total = arith.muli(total, size)
+            return total
+        outputs = _linalg_outputs(op)
+        if outputs is not None:
+            return self.dim(outputs[ir.OpResult(value).result_number], axis)
+        return self._fail()
+
+    def index(self, value: ir.Value) -> ir.Value | None:
+        """The index ``value`` of the kernel, computed again."""
+        if isinstance(value.owner, ir.Block):
+            return self._fail()
+        op = value.owner.operation
+        if op.name == "tensor.dim":
+            axis = op.operands[1]
+            if isinstance(axis.owner, ir.Block) or axis.owner.operation.name != "arith.constant":
+                return self._fail()
+            return self.dim(op.operands[0],
+                            ir.IntegerAttr(axis.owner.operation.attributes["value"]).value)
+        if op.name not in _INDEX_OPS:
+            return self._fail()
+        operands = [self.index(v) for v in op.operands]
+        if self.operands is None:
+            return None
+        clone = ir.Operation.create(op.name, results=[r.type for r in op.results],
+                                    operands=operands, attributes=dict(op.attributes.items()))
+        return clone.results[ir.OpResult(value).result_number]
+
+    @staticmethod
+    def _fail() -> None:
+        raise _Unsized
 
 
 def _sizes_from_arguments(empty: ir.Operation, entry: ir.Block) -> bool:
-    """Whether the dynamic sizes of ``empty`` are computed from ``entry``'s arguments by
-    :data:`_SIZE_OPS` alone (so a caller can compute them from its call operands)."""
-    def computable(value: ir.Value, depth: int) -> bool:
-        value = _through_destinations(value)
-        if isinstance(value.owner, ir.Block):
-            return value.owner == entry
-        op = value.owner.operation
-        if op.name == "tensor.dim":
-            return isinstance(op.operands[0].owner, ir.Block) and op.operands[0].owner == entry \
-                and computable(op.operands[1], depth + 1)
-        return depth < 16 and op.name in _SIZE_OPS and all(
-            computable(v, depth + 1) for v in op.operands)
-
-    return all(computable(v, 0) for v in empty.operands)
+    """Whether the dynamic sizes of ``empty`` can be computed from ``entry``'s arguments."""
+    try:
+        for v in empty.operands:
+            _CallSiteSizes(entry, None).index(v)
+    except _Unsized:
+        return False
+    return True
 
 
-def _clone_size(value: ir.Value, entry: ir.Block, operands: list[ir.Value]) -> ir.Value:
-    """``value`` (checked by :func:`_sizes_from_arguments`) computed again at the insertion
-    point, ``entry``'s arguments replaced by ``operands``."""
-    value = _through_destinations(value)
-    if isinstance(value.owner, ir.Block):
-        return operands[ir.BlockArgument(value).arg_number]
-    op = value.owner.operation
-    clone = ir.Operation.create(op.name, results=[r.type for r in op.results],
-                                operands=[_clone_size(v, entry, operands) for v in op.operands],
-                                attributes=dict(op.attributes.items()))
-    return clone.results[ir.OpResult(value).result_number]
+def _copy_dynamic_views(ret: ir.Operation) -> None:
+    """Copy each dynamically shaped result of a fused group that is a view (a reshape at
+    its end) into its own ``tensor.empty`` (a ``copy`` block): bufferization can return a
+    static view through an out-parameter, not a dynamic one."""
+    for i, value in enumerate(list(ret.operands)):
+        if None not in b.shape_of(value) or _destination_of(value) is not None:
+            continue
+        with ir.InsertionPoint(ret), ret.location:
+            dest = b.empty(b.shape_of(value), b.element_type(value), source=value)
+            copy = linalg.copy(value, outs=[dest])
+            tag_block(copy.owner, "copy")
+        ret.operands[i] = copy
 
 
 def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
@@ -284,7 +347,9 @@ def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
     from the call's operands. Left as is when a result is not computed into its own
     ``tensor.empty`` (a view, an argument returned as is)."""
     entry = fn.regions[0].blocks[0]
-    results = list(entry.operations[len(entry.operations) - 1].operands)
+    ret = entry.operations[len(entry.operations) - 1]
+    _copy_dynamic_views(ret)
+    results = list(ret.operands)
     empties = [_destination_of(v) for v in results]
     if any(e is None or len(list(e.result.uses)) != 1 or not _sizes_from_arguments(e, entry)
            for e in empties) or len({id(e) for e in empties}) != len(empties):
@@ -308,7 +373,8 @@ def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
     for call in calls:
         with ir.InsertionPoint(call), call.location:
             dests = [b.empty(b.shape_of(r), b.element_type(r),
-                             dynamic=[_clone_size(v, entry, list(call.operands)) for v in dyn])
+                             dynamic=[_CallSiteSizes(entry, list(call.operands)).index(v)
+                                      for v in dyn])
                      for r, dyn in zip(call.results, sizes)]
             new = func.CallOp([r.type for r in call.results], ir.FlatSymbolRefAttr.get(name),
                               list(call.operands) + dests)

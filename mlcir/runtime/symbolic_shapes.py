@@ -114,32 +114,54 @@ def _concat_dims(op: ir.Operation, operands: list[Dims]) -> list[Dims]:
     return [tuple(dims)]
 
 
-def result_symbols(fn: ir.Operation, arg_symbols: Sequence[Sequence[str | None]]
-                   ) -> list[tuple[str | None, ...]]:
-    """Per result of ``fn`` (a ``func.func`` with a body), per dim: its expression over the
-    argument symbols; None where the dim is static or unknown."""
+def _callee(call: ir.Operation) -> ir.Operation | None:
+    """The ``func.func`` with a body that ``call`` calls, in the same module."""
+    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+    module = call.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return None
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func" and op.attributes["sym_name"] == \
+                ir.StringAttr.get(name) and op.regions[0].blocks:
+            return op.operation
+    return None
+
+
+def _body_dims(fn: ir.Operation, arg_dims: Sequence[Dims], depth: int = 0) -> list[Dims]:
+    """The dims of ``fn``'s results from its arguments' dims."""
     entry = fn.regions[0].blocks[0]
-    dims: dict[ir.Value, Dims] = {}
-    for arg, symbols in zip(entry.arguments, arg_symbols):
-        static = _static_dims(arg.type)
-        dims[arg] = tuple(s if d is None else d for d, s in zip(static, symbols)) \
-            if symbols else static
+    dims: dict[ir.Value, Dims] = dict(zip(entry.arguments, arg_dims))
 
     def of(value: ir.Value) -> Dims:
         return dims.get(value, _static_dims(value.type))
 
     for op in entry.operations:
         name = op.operation.name
-        if name == "func.return":
-            return [tuple(d if isinstance(d, str) else None for d in of(v))
-                    for v in op.operands]
         operands = [of(v) for v in op.operands]
+        if name == "func.return":
+            return operands
+        new = [_static_dims(r.type) for r in op.results]
         if name in ALL_OPS:
             new = _graph_op_dims(op.operation, operands)
         elif name == "tensor.concat":
             new = _concat_dims(op.operation, operands)
-        else:
-            new = [_static_dims(r.type) for r in op.results]
+        elif name == "func.call" and depth < 8 and (callee := _callee(op.operation)) is not None:
+            new = _body_dims(callee, operands, depth + 1) or new
         for result, value_dims in zip(op.results, new):
             dims[result] = value_dims
     return []
+
+
+def result_symbols(fn: ir.Operation, arg_symbols: Sequence[Sequence[str | None]]
+                   ) -> list[tuple[str | None, ...]]:
+    """Per result of ``fn`` (a ``func.func`` with a body), per dim: its expression over the
+    argument symbols; None where the dim is static or unknown."""
+    arg_dims = []
+    for arg, symbols in zip(fn.regions[0].blocks[0].arguments, arg_symbols):
+        static = _static_dims(arg.type)
+        arg_dims.append(tuple(s if d is None else d for d, s in zip(static, symbols))
+                        if symbols else static)
+    return [tuple(d if isinstance(d, str) else None for d in dims)
+            for dims in _body_dims(fn, arg_dims)]
