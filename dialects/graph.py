@@ -32,6 +32,7 @@ DIALECT = "graph"
 LIBRARY_ATTR = "graph.library"      # on a func.func declaration: the registered library name
 NAME_ATTR = "graph.name"            # on a function argument/result: its user-facing name
 DIMS_ATTR = "graph.dims"            # on a function argument: each dim's symbol ("" if none)
+SPECIALIZES_ATTR = "graph.specializes"  # on a public func.func: the function it specialises
 PRIMITIVE_ATTR = "graph.primitive"  # on a private func.func: a fused group, one future kernel
 
 

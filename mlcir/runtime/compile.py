@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from mlir import ir
 from mlir.dialects import func
 
-from mlcir.dialects.graph import DIMS_ATTR, LIBRARY_ATTR, NAME_ATTR
+from mlcir.dialects.graph import DIMS_ATTR, LIBRARY_ATTR, NAME_ATTR, SPECIALIZES_ATTR
 from mlcir.dialects.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
@@ -128,6 +128,13 @@ def signatures(module: ir.Module) -> dict[str, Signature]:
             results = [replace(r, symbols=s) if s and any(s) else r
                        for r, s in zip(results, res_symbols or [()] * len(results))]
         sigs[name] = Signature(name, tuple(args), tuple(results))
+    for fn in public_functions(module):
+        if SPECIALIZES_ATTR in fn.attributes:
+            base = ir.StringAttr(fn.attributes[SPECIALIZES_ATTR]).value
+            spec = sigs[fn.sym_name.value]
+            if base in sigs:
+                sigs[base] = replace(sigs[base], specializations=sigs[base].specializations + (
+                    (tuple(a.shape for a in spec.args), spec.name),))
     return sigs
 
 

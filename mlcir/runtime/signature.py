@@ -53,6 +53,9 @@ class Signature:
     name: str
     args: tuple[TensorArg, ...]
     results: tuple[TensorArg, ...]
+    # Static specialisations of a function with dynamic dims: (argument shapes, function
+    # name); a call with exactly those shapes runs that function.
+    specializations: tuple[tuple[tuple[tuple[int, ...], ...], str], ...] = ()
 
     def describe(self) -> str:
         """``main(x: float32[1, 784]) -> (float32[1, 10])``"""
@@ -60,10 +63,16 @@ class Signature:
         return f"{self.name}({args}) -> ({', '.join(r.describe() for r in self.results)})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "args": [a.to_json() for a in self.args],
-                "results": [r.to_json() for r in self.results]}
+        d = {"name": self.name, "args": [a.to_json() for a in self.args],
+             "results": [r.to_json() for r in self.results]}
+        if self.specializations:
+            d["specializations"] = [{"shapes": [list(s) for s in shapes], "function": name}
+                                    for shapes, name in self.specializations]
+        return d
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "Signature":
         return Signature(d["name"], tuple(TensorArg.from_json(a) for a in d["args"]),
-                         tuple(TensorArg.from_json(r) for r in d["results"]))
+                         tuple(TensorArg.from_json(r) for r in d["results"]),
+                         tuple((tuple(tuple(s) for s in e["shapes"]), e["function"])
+                               for e in d.get("specializations", ())))

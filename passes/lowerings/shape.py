@@ -60,7 +60,10 @@ def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
     target = list(cx.attrs["shape"])
     shape = b.shape_of(x)
     if -1 in target:
-        return [_reshape_dynamic(x, target)]
+        if None in shape:
+            return [_reshape_dynamic(x, target)]
+        rest = math.prod(d for d in target if d != -1)
+        target = [math.prod(shape) // rest if d == -1 else d for d in target]
     if None in shape:
         # A dynamic source: flatten, then state the (verified) static element count.
         flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
