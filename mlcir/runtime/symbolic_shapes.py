@@ -6,7 +6,8 @@ Each graph op's own shape rule (the op table's ``infer``) is evaluated with *pro
 place of its operands' dynamic dims; a dynamic result dim that follows one operand dim
 exactly (``N`` through matmul, add, relu, reshape with -1…) or affinely (``N - 1`` for a
 slice) gets that operand dim's expression. Probes are large and highly composite so that
-divisions in the rules (a reshape's -1, a window) stay exact. ``tensor.concat`` adds its
+divisions in the rules (a reshape's -1, a window) stay exact, and no two operand dims' probes
+are affine in each other. ``tensor.concat`` adds its
 operands' dims along its axis. Anything else (a call, an op whose dim cannot be matched)
 leaves the dim unknown: that result then needs an output array from the caller, as before.
 """
@@ -23,7 +24,15 @@ from mlcir.dialects.opdef import ShapeError, TensorSpec
 
 # Expressions of a value's dims: an int (static), a string (symbolic) or None (unknown).
 Dims = tuple["int | str | None", ...]
-_PROBES = (5040, 10080, 27720)
+PROBES = 3
+
+
+def _probe(expr_index: int, probe: int) -> int:
+    """The size given to the ``expr_index``-th operand expression in probe ``probe``: no two
+    expressions' probe sizes are affine in each other (a different curvature each), so a
+    result dim matches the one expression it follows; multiples of 2520 keep divisions by
+    small factors exact."""
+    return 5040 * (1 + probe) + 2520 * expr_index * probe * probe
 
 
 def symbol_name(text: str) -> str:
@@ -65,8 +74,8 @@ def _graph_op_dims(op: ir.Operation, operands: list[Dims]) -> list[Dims]:
         return results
     attrs = opdef.read_attrs(op)
     probed: list[list[TensorSpec]] = []
-    for k in range(len(_PROBES)):
-        values = {e: _PROBES[k] + 2 * i * 27720 for i, e in enumerate(exprs)}
+    for k in range(PROBES):
+        values = {e: _probe(i, k) for i, e in enumerate(exprs)}
         specs = [TensorSpec(tuple(values[d] if isinstance(d, str) else d for d in dims),
                             ir.RankedTensorType(v.type).element_type)
                  for dims, v in zip(operands, op.operands)]
@@ -90,7 +99,7 @@ def _graph_op_dims(op: ir.Operation, operands: list[Dims]) -> list[Dims]:
 def _match(sizes: Sequence[int], exprs: Sequence[str]) -> str | None:
     """The operand expression that ``sizes`` (one per probe) follow, exactly or affinely."""
     for i, expr in enumerate(exprs):
-        xs = [_PROBES[k] + 2 * i * 27720 for k in range(len(_PROBES))]
+        xs = [_probe(i, k) for k in range(PROBES)]
         if (sizes[1] - sizes[0]) % (xs[1] - xs[0]):
             continue
         a = (sizes[1] - sizes[0]) // (xs[1] - xs[0])
