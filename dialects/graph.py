@@ -31,6 +31,8 @@ DIALECT = "graph"
 # Attribute names mlcir sets on upstream ops of a graph module.
 LIBRARY_ATTR = "graph.library"      # on a func.func declaration: the registered library name
 NAME_ATTR = "graph.name"            # on a function argument/result: its user-facing name
+DIMS_ATTR = "graph.dims"            # on a function argument: each dim's symbol ("" if none)
+SPECIALIZES_ATTR = "graph.specializes"  # on a public func.func: the function it specialises
 PRIMITIVE_ATTR = "graph.primitive"  # on a private func.func: a fused group, one future kernel
 
 
@@ -314,12 +316,19 @@ def _pool(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
 def _reshape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     (x,) = specs
     shape = tuple(attrs["shape"])
-    if any(d < 1 for d in shape):
-        raise ShapeError(f"shape {list(shape)} must be the full static result shape (every "
-                         "dim >= 1; no -1 or 0)")
-    if all(d is not None for d in x.shape) and math.prod(x.shape) != math.prod(shape):
-        raise ShapeError(f"cannot reshape {_fmt(x.shape)} ({math.prod(x.shape)} elements) to "
-                         f"{list(shape)} ({math.prod(shape)} elements)")
+    if any(d < 1 and d != -1 for d in shape) or shape.count(-1) > 1:
+        raise ShapeError(f"shape {list(shape)} must be the full result shape (every dim >= 1, "
+                         "or one -1 for the dynamic dim of a dynamic x; no 0)")
+    rest = math.prod(d for d in shape if d != -1)
+    if all(d is not None for d in x.shape):
+        total = math.prod(x.shape)
+        if -1 in shape and total % rest == 0:
+            shape = tuple(total // rest if d == -1 else d for d in shape)
+        if math.prod(shape) != total:
+            raise ShapeError(f"cannot reshape {_fmt(x.shape)} ({total} elements) to "
+                             f"{list(shape)} ({math.prod(shape)} elements)")
+    elif -1 in shape:
+        shape = tuple(None if d == -1 else d for d in shape)
     return [TensorSpec(shape, x.element_type)]
 
 
@@ -683,7 +692,8 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           check=_pool_check,
           summary="2-D average pooling of NCHW x.", pattern="anchor", evaluate=_np_avg_pool2d),
     OpDef(DIALECT, "reshape", ("x",), _reshape,
-          attrs=(AttrDef("shape", "ints", "the full static result shape"),),
+          attrs=(AttrDef("shape", "ints", "the full result shape; one -1: the dynamic dim "
+                                          "(the rest of the elements)"),),
           summary="Row-major reshape (a view).", pattern="injective",
           evaluate=lambda x, shape: np.reshape(x, shape)),
     OpDef(DIALECT, "broadcast_to", ("x",), _broadcast_to,

@@ -335,7 +335,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
     target = parse_target(args.target)
     # Without the hardware to measure on, fail now rather than record each candidate as failed.
     backend_for(target).require_runner(target)
-    module = import_model(args.model, args.model_format, args.input_shapes)
+    sizes = parse_input_sizes(args.input_shapes) if args.input_shapes else []
+    if len(sizes) > 1:  # specialisations of the dynamic model
+        module = import_model(args.model, args.model_format, None)
+        if any(None in shape for size in sizes for shape in size.values()):
+            raise CliError("--input-shapes: a size to specialise has every dim given ('?' "
+                           "keeps a dim dynamic only when one size fixes the shapes)")
+    else:
+        module = import_model(args.model, args.model_format,
+                              " ".join(args.input_shapes) if args.input_shapes else None)
     work_dir = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="mlcir-tune-"))
     try:
         db = mlcir.tune.tune_module(
@@ -343,7 +351,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             max_trials_per_task=args.trials_per_task, strategy=args.strategy,
             num_trials_per_iter=args.trials_per_round, seed=args.seed,
             cost_model=args.cost_model, verbose=0 if args.quiet else 1,
-            task_scheduler=args.task_scheduler, builders=args.builders)
+            task_scheduler=args.task_scheduler, builders=args.builders,
+            input_shapes=sizes if len(sizes) > 1 else None)
         workloads, records = export_best_records(db, args.output)
     finally:
         if not args.work_dir:
@@ -357,18 +366,38 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 # -- the parser --------------------------------------------------------------------------------
 
-def _add_model_options(p: argparse.ArgumentParser) -> None:
+def _add_model_options(p: argparse.ArgumentParser, sizes: bool = False) -> None:
     p.add_argument("model", help="the model: an ONNX file (.onnx) or MLIR text (.mlir: graph "
                                  "or loop level, or plain upstream MLIR)")
     p.add_argument("--model-format", choices=("onnx", "mlir"),
                    help="the model's format when its extension does not say")
-    p.add_argument("--input-shapes", metavar="SHAPES",
-                   help="fix the ONNX inputs' shapes, e.g. 'x:[1,784] mask:[1,?]' (symbolic "
-                        "dims stay dynamic otherwise)")
+    if sizes:
+        p.add_argument("--input-shapes", metavar="SHAPES", nargs="+",
+                       help="one size: fix the ONNX inputs' shapes, e.g. 'x:[1,784]'; several "
+                            "sizes (an input named again starts the next one), e.g. "
+                            "'x:[1,784]' 'x:[64,784]': keep the symbolic dims and tune a "
+                            "static specialisation for each size, which the compiled model "
+                            "runs for inputs of that size")
+    else:
+        p.add_argument("--input-shapes", metavar="SHAPES",
+                       help="fix the ONNX inputs' shapes, e.g. 'x:[1,784] mask:[1,?]' "
+                            "(symbolic dims stay dynamic otherwise)")
     p.add_argument("--target", default="llvm",
                    help="the target, e.g. 'llvm', 'llvm -threads=2', 'llvm -opt-level=2', "
                         "'cuda', 'cuda -arch=sm_80 -format=isa' (default: llvm; compiling for "
                         "cuda needs no GPU, running does)")
+
+
+def parse_input_sizes(entries: list[str]) -> list[dict[str, list[int | None]]]:
+    """``["x:[1,784]", "x:[64,784]"]`` → one shape dict per size; an input named again
+    starts the next size (``"x:[1,784] m:[1,4]" "x:[8,784] m:[8,4]"`` is two sizes)."""
+    sizes: list[dict[str, list[int | None]]] = [{}]
+    for entry in entries:
+        for name, shape in parse_input_shapes(entry).items():
+            if name in sizes[-1]:
+                sizes.append({})
+            sizes[-1][name] = shape
+    return sizes
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -438,7 +467,7 @@ def make_parser() -> argparse.ArgumentParser:
                        description="Search schedules for every kernel of a model (measured on "
                                    "this machine) and write the best record of each kernel to "
                                    "one file for `mlcir compile --tuning-records`.")
-    _add_model_options(p)
+    _add_model_options(p, sizes=True)
     p.add_argument("-o", "--output", metavar="PATH", required=True,
                    help="the records file to write (JSON lines)")
     p.add_argument("--trials", type=int, default=200,

@@ -23,13 +23,14 @@ from mlcir.targets import backend_for
 
 def _prepare(mod: Any, target: Target, records: Any) -> tuple[Any, PreparedModule]:
     """The source module and a verified copy with its signatures and library declarations,
-    scheduled from ``records`` when given."""
+    scheduled from ``records`` when given (with the static specialisations they tuned)."""
     module = as_module(mod)
-    prepared = prepare(module)
-    if records is not None:
-        from mlcir.tune.apply import apply_records
+    if records is None:
+        return module, prepare(module)
+    from mlcir.tune.apply import apply_records, with_specializations
 
-        apply_records(prepared.work, records, target)
+    prepared = prepare(with_specializations(module, records))
+    apply_records(prepared.work, records, target)
     return module, prepared
 
 

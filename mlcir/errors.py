@@ -45,6 +45,10 @@ class RuntimeInputError(MlcirError, ValueError):
     """Arguments given to a compiled function that do not match its signature."""
 
 
+class DimMismatchError(RuntimeInputError):
+    """Inputs that give one symbolic dim (a batch ``N``) different sizes."""
+
+
 class BuildError(MlcirError):
     """A module that could not be compiled for the requested target."""
 

@@ -17,11 +17,11 @@ program order, an op joins the group of a producer when the rules allow it:
 
 Upstream ops (``tensor.concat``, calls) and ``opaque`` ops are never fused.
 
-Each group of two ops or more whose result has a static shape becomes a private ``func.func``
-marked ``graph.primitive`` and is replaced by a ``func.call`` (a primitive returns its result,
-and bufferization cannot make a dynamically shaped result an out-parameter, so such groups
-stay unfused); ``graph-to-loop`` later lowers a primitive into one kernel with one
-block per op (the FuseTIR step). Every value a group reads is an argument, constants (weights)
+Each group of two ops or more becomes a private ``func.func`` marked ``graph.primitive`` and is
+replaced by a ``func.call``; ``graph-to-loop`` later lowers a primitive into one kernel with one
+block per op (the FuseTIR step), destination-passing like a single op's kernel (the sizes of a
+dynamically shaped destination are computed at the call site), so groups with dynamic shapes
+fuse like static ones. Every value a group reads is an argument, constants (weights)
 included, so kernels stay small, identical groups (same ops, types and attributes) share one
 function, and tuning workloads do not depend on weight values. Functions are named after
 their ops: ``fused_matmul_add_relu``, then ``fused_matmul_add_relu_1`` for a group that
@@ -229,10 +229,6 @@ class _Outliner:
                 func.ReturnOp([lookup(tip.results[0])])
 
 
-def _static(t: ir.Type) -> bool:
-    return isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).has_static_shape
-
-
 def fuse_ops(module: ir.Module | ir.Operation, *, max_ops: int = DEFAULT_MAX_OPS) -> list[str]:
     """Fuse the graph functions of ``module`` in place; returns the names of the primitive
     functions created (each may be called several times)."""
@@ -244,7 +240,7 @@ def fuse_ops(module: ir.Module | ir.Operation, *, max_ops: int = DEFAULT_MAX_OPS
             continue
         for block in fn.regions[0].blocks:
             for group in partition(block, max_ops=max_ops):
-                if len(group.ops) > 1 and _static(group.tip.results[0].type):
+                if len(group.ops) > 1:
                     outliner.outline(group)
     return outliner.created
 

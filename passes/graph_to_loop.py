@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, func, tensor
+from mlir.dialects import arith, func, linalg, tensor
 
 from mlcir.dialects import ALL_OPS, graph
-from mlcir.dialects.loop import KERNEL_ATTR
+from mlcir.dialects.loop import KERNEL_ATTR, tag_block
 from mlcir.errors import LoweringError
 from mlcir.ir import located
 
@@ -215,25 +215,146 @@ def _destination_of(value: ir.Value) -> ir.Operation | None:
         op = value.owner.operation
         if op.name == "tensor.empty":
             return op
-        if not op.name.startswith("linalg.") or not hasattr(op.opview, "outputs"):
+        outputs = _linalg_outputs(op)
+        if outputs is None:
             return None
-        value = list(op.opview.outputs)[ir.OpResult(value).result_number]
+        value = outputs[ir.OpResult(value).result_number]
     return None
+
+
+def _linalg_outputs(op: ir.Operation) -> list[ir.Value] | None:
+    """The destination operands of a linalg op (``outs``; ``init`` of transpose, broadcast
+    and friends), or None for any other op."""
+    if not op.name.startswith("linalg."):
+        return None
+    if hasattr(op.opview, "outputs"):
+        return list(op.opview.outputs)
+    if hasattr(op.opview, "init"):
+        return [op.opview.init]
+    return None
+
+
+# Index ops a dynamic destination size may be computed with: cloned at each call site.
+_INDEX_OPS = ("arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.divsi",
+              "arith.divui", "arith.ceildivsi", "arith.floordivsi", "arith.maxsi", "arith.minsi",
+              "arith.select", "arith.cmpi", "affine.apply")
+
+
+class _Unsized(Exception):
+    """A destination size that cannot be computed from the kernel's arguments."""
+
+
+class _CallSiteSizes:
+    """The dynamic sizes of a kernel's ``tensor.empty`` destinations computed from its
+    arguments, at a call site (``operands`` replacing the arguments; ops created at the
+    current insertion point) or only checked (``operands`` None): through the blocks'
+    destinations, views (expand/collapse_shape, cast, extract_slice) and index arithmetic."""
+
+    def __init__(self, entry: ir.Block, operands: list[ir.Value] | None):
+        self.entry, self.operands = entry, operands
+
+    def dim(self, value: ir.Value, axis: int) -> ir.Value | None:
+        """The size of dim ``axis`` of the tensor ``value``."""
+        if isinstance(value.owner, ir.Block):
+            if value.owner != self.entry:
+                raise _Unsized
+            if self.operands is None:
+                return None
+            return tensor.dim(self.operands[ir.BlockArgument(value).arg_number], b.index(axis))
+        op = value.owner.operation
+        shape = b.shape_of(value)
+        if shape[axis] is not None:
+            return None if self.operands is None else b.index(shape[axis])
+        before = sum(d is None for d in shape[:axis])
+        if op.name == "tensor.empty":
+            return self.index(list(op.operands)[before])
+        if op.name == "tensor.expand_shape":
+            return self.index(list(op.operands)[1 + before])
+        if op.name == "tensor.extract_slice":
+            sizes = list(op.opview.sizes)
+            return self.index(sizes[before]) if before < len(sizes) else self._fail()
+        if op.name == "tensor.cast":
+            return self.dim(op.operands[0], axis)
+        if op.name == "tensor.collapse_shape":
+            group = [int(ir.IntegerAttr(i).value) for i in
+                     ir.ArrayAttr(ir.ArrayAttr(op.attributes["reassociation"])[axis])]
+            sizes = [self.dim(op.operands[0], d) for d in group]
+            if self.operands is None:
+                return None
+            total = sizes[0]
+            for size in sizes[1:]:
+                total = arith.muli(total, size)
+            return total
+        outputs = _linalg_outputs(op)
+        if outputs is not None:
+            return self.dim(outputs[ir.OpResult(value).result_number], axis)
+        return self._fail()
+
+    def index(self, value: ir.Value) -> ir.Value | None:
+        """The index ``value`` of the kernel, computed again."""
+        if isinstance(value.owner, ir.Block):
+            return self._fail()
+        op = value.owner.operation
+        if op.name == "tensor.dim":
+            axis = op.operands[1]
+            if isinstance(axis.owner, ir.Block) or axis.owner.operation.name != "arith.constant":
+                return self._fail()
+            return self.dim(op.operands[0],
+                            ir.IntegerAttr(axis.owner.operation.attributes["value"]).value)
+        if op.name not in _INDEX_OPS:
+            return self._fail()
+        operands = [self.index(v) for v in op.operands]
+        if self.operands is None:
+            return None
+        clone = ir.Operation.create(op.name, results=[r.type for r in op.results],
+                                    operands=operands, attributes=dict(op.attributes.items()))
+        return clone.results[ir.OpResult(value).result_number]
+
+    @staticmethod
+    def _fail() -> None:
+        raise _Unsized
+
+
+def _sizes_from_arguments(empty: ir.Operation, entry: ir.Block) -> bool:
+    """Whether the dynamic sizes of ``empty`` can be computed from ``entry``'s arguments."""
+    try:
+        for v in empty.operands:
+            _CallSiteSizes(entry, None).index(v)
+    except _Unsized:
+        return False
+    return True
+
+
+def _copy_dynamic_views(ret: ir.Operation) -> None:
+    """Copy each dynamically shaped result of a fused group that is a view (a reshape at
+    its end) into its own ``tensor.empty`` (a ``copy`` block): bufferization can return a
+    static view through an out-parameter, not a dynamic one."""
+    for i, value in enumerate(list(ret.operands)):
+        if None not in b.shape_of(value) or _destination_of(value) is not None:
+            continue
+        with ir.InsertionPoint(ret), ret.location:
+            dest = b.empty(b.shape_of(value), b.element_type(value), source=value)
+            copy = linalg.copy(value, outs=[dest])
+            tag_block(copy.owner, "copy")
+        ret.operands[i] = copy
 
 
 def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
     """Give the lowered fused group ``fn`` one destination argument per result, written by the
     block computing it, and make its callers pass ``tensor.empty`` — as the per-op kernels
     are. Bufferization then writes a model's output straight into the caller's array instead
-    of into a temporary that is copied. Left as is when a result is not computed into its own
-    static ``tensor.empty`` (a view, an argument returned as is)."""
+    of into a temporary that is copied. Dynamic sizes are computed again at each call site
+    from the call's operands. Left as is when a result is not computed into its own
+    ``tensor.empty`` (a view, an argument returned as is)."""
     entry = fn.regions[0].blocks[0]
-    results = list(entry.operations[len(entry.operations) - 1].operands)
+    ret = entry.operations[len(entry.operations) - 1]
+    _copy_dynamic_views(ret)
+    results = list(ret.operands)
     empties = [_destination_of(v) for v in results]
-    if any(e is None or len(list(e.result.uses)) != 1
-           or not ir.RankedTensorType(e.result.type).has_static_shape for e in empties) \
-            or len({id(e) for e in empties}) != len(empties):
+    if any(e is None or len(list(e.result.uses)) != 1 or not _sizes_from_arguments(e, entry)
+           for e in empties) or len({id(e) for e in empties}) != len(empties):
         return
+    sizes = [list(e.operands) for e in empties]
     fn_type = ir.FunctionType(fn.attributes["function_type"].value)
     for empty in empties:
         empty.result.replace_all_uses_with(entry.add_argument(empty.result.type, fn.location))
@@ -251,7 +372,10 @@ def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
     module.walk(visit)
     for call in calls:
         with ir.InsertionPoint(call), call.location:
-            dests = [b.empty(b.shape_of(r), b.element_type(r)) for r in call.results]
+            dests = [b.empty(b.shape_of(r), b.element_type(r),
+                             dynamic=[_CallSiteSizes(entry, list(call.operands)).index(v)
+                                      for v in dyn])
+                     for r, dyn in zip(call.results, sizes)]
             new = func.CallOp([r.type for r in call.results], ir.FlatSymbolRefAttr.get(name),
                               list(call.operands) + dests)
         for old, value in zip(call.results, new.results):

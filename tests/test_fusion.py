@@ -121,11 +121,14 @@ def test_group_size_and_dynamic_results():
       %1 = "graph.relu"(%0) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       return %1 : tensor<?x4xf32>
     }""")
-    assert fuse_ops(dynamic) == []  # a primitive cannot return a dynamically shaped result
-    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
-    out = np.empty_like(x)
-    mlcir.build(dynamic).main(x, out)
-    np.testing.assert_allclose(out, np.maximum(np.exp(x), 0), rtol=1e-6)
+    assert fuse_ops(dynamic) == ["fused_exp_relu"]  # dynamic groups fuse like static ones
+    ex = mlcir.build(dynamic)
+    for rows in (1, 3, 17):
+        x = np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
+        np.testing.assert_allclose(ex.main(x), np.maximum(np.exp(x), 0), rtol=1e-6)
+        out = np.empty_like(x)
+        ex.main(x, out)  # destination passing still works
+        np.testing.assert_allclose(out, np.maximum(np.exp(x), 0), rtol=1e-6)
 
 
 def _layers(count, rng):

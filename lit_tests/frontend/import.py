@@ -59,9 +59,9 @@ def gemm():
               [helper.make_tensor_value_info("x", F32, ["batch", 16])],
               [helper.make_tensor_value_info("y", F32, ["batch", 32])], [w, b], opset=13)
     print(from_onnx(m))
-    # A symbolic dim stays dynamic; transB and alpha were folded into the 16x32 weight, which
-    # is large enough (512 elements) to be a dense_resource blob.
-    # CHECK: func.func @main(%[[X:[^:]*]]: tensor<?x16xf32> {graph.name = "x"}) -> (tensor<?x32xf32> {graph.name = "y"})
+    # A symbolic dim stays dynamic, its name kept on the argument; transB and alpha were folded
+    # into the 16x32 weight, which is large enough (512 elements) to be a dense_resource blob.
+    # CHECK: func.func @main(%[[X:[^:]*]]: tensor<?x16xf32> {graph.dims = ["batch", ""], graph.name = "x"}) -> (tensor<?x32xf32> {graph.name = "y"})
     # CHECK: %[[W:.*]] = arith.constant dense_resource<[[BLOB:.*]]> : tensor<16x32xf32>
     # CHECK: %[[M:.*]] = "graph.matmul"(%[[X]], %[[W]]) : (tensor<?x16xf32>, tensor<16x32xf32>) -> tensor<?x32xf32>
     # CHECK: %[[B:.*]] = arith.constant dense<0.000000e+00> : tensor<32xf32>

@@ -129,7 +129,8 @@ class GraphBuilder:
             raise self.error(str(e)) from None
 
     def reshape(self, v: Value, shape: Sequence[int]) -> Value:
-        """``v`` reshaped to the static ``shape`` (numpy for constants; nothing when equal)."""
+        """``v`` reshaped to ``shape`` (numpy for constants; nothing when equal); a -1 is the
+        dynamic dim of a dynamic ``v``."""
         shape = [int(d) for d in shape]
         if isinstance(v, np.ndarray):
             return v.reshape(shape)

@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import onnx
 from mlir import ir
 from mlir.dialects import func
 
-from mlcir.dialects.graph import NAME_ATTR
+from mlcir.dialects.graph import DIMS_ATTR, NAME_ATTR
 from mlcir.errors import FrontendError
 from mlcir.ir import make_context, verify_module
 
@@ -205,7 +206,7 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
             func.ReturnOp(results)
         fn.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(arg_types, [r.type for r in results]))
-        fn.arg_attrs = ir.ArrayAttr.get([_name_attr(vi.name) for vi in loaded.inputs])
+        fn.arg_attrs = ir.ArrayAttr.get([_input_attrs(vi) for vi in loaded.inputs])
         fn.res_attrs = ir.ArrayAttr.get([_name_attr(o.name) for o in graph.output])
     verify_module(module)
     return module
@@ -213,3 +214,14 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
 
 def _name_attr(name: str) -> ir.DictAttr:
     return ir.DictAttr.get({NAME_ATTR: ir.StringAttr.get(name)})
+
+
+def _input_attrs(vi: onnx.ValueInfoProto) -> ir.DictAttr:
+    """The input's name and, when it has symbolic dims, each dim's ``dim_param`` (``""`` for
+    the others): inputs that share a symbol must be given equal sizes at run time."""
+    attrs = {NAME_ATTR: ir.StringAttr.get(vi.name)}
+    dims = vi.type.tensor_type.shape.dim if vi.type.tensor_type.HasField("shape") else []
+    symbols = [d.dim_param if d.HasField("dim_param") else "" for d in dims]
+    if any(symbols):
+        attrs[DIMS_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(s) for s in symbols])
+    return ir.DictAttr.get(attrs)

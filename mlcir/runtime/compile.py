@@ -7,18 +7,20 @@ JITs it or writes it to a file.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from mlir import ir
 from mlir.dialects import func
 
-from mlcir.dialects.graph import LIBRARY_ATTR, NAME_ATTR
+from mlcir.dialects.graph import DIMS_ATTR, LIBRARY_ATTR, NAME_ATTR, SPECIALIZES_ATTR
 from mlcir.dialects.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
 
 from .jit import memref_specs
 from .signature import Signature, TensorArg
+from .symbolic_shapes import result_symbols, symbol_name
 
 
 def _names(fn: func.FuncOp, key: str, count: int, prefix: str) -> list[str]:
@@ -85,21 +87,54 @@ def public_functions(module: ir.Module) -> list[func.FuncOp]:
     return out
 
 
+def _arg_symbols(fn: func.FuncOp, args: list[TensorArg]) -> list[tuple[str | None, ...]]:
+    """Each argument's symbol per dynamic dim: its ``graph.dims`` name (an ONNX
+    ``dim_param``), else ``<argument>.<axis>`` (a size no other argument shares)."""
+    named: list[list[str]] = [[] for _ in args]
+    if "arg_attrs" in fn.attributes:
+        for i, attrs in enumerate(ir.ArrayAttr(fn.attributes["arg_attrs"])):
+            d = ir.DictAttr(attrs)
+            if DIMS_ATTR in d:
+                named[i] = [ir.StringAttr(s).value for s in ir.ArrayAttr(d[DIMS_ATTR])]
+    out = []
+    for arg, names in zip(args, named):
+        if None not in arg.shape:
+            out.append(())
+            continue
+        out.append(tuple(None if size is not None else symbol_name(
+            names[axis] if axis < len(names) and names[axis] else f"{arg.name}.{axis}")
+            for axis, size in enumerate(arg.shape)))
+    return out
+
+
 def signatures(module: ir.Module) -> dict[str, Signature]:
-    """The numpy-level signature of each public function, read before lowering."""
+    """The numpy-level signature of each public function, read before lowering, with the
+    symbols of its dynamic dims (:mod:`mlcir.runtime.symbolic_shapes`)."""
     sigs = {}
     for fn in public_functions(module):
         name = fn.sym_name.value
         fn_type = ir.FunctionType(fn.attributes["function_type"].value)
         arg_names = _names(fn, "arg_attrs", len(fn_type.inputs), "arg")
         res_names = _names(fn, "res_attrs", len(fn_type.results), "output")
-        args = tuple(
-            _tensor_arg(n, t, "inout" if isinstance(t, ir.MemRefType) and _is_written(v)
-                        else "input", name)
-            for n, t, v in zip(arg_names, fn_type.inputs, fn.arguments))
-        results = tuple(_tensor_arg(n, t, "output", name)
-                        for n, t in zip(res_names, fn_type.results))
-        sigs[name] = Signature(name, args, results)
+        args = [_tensor_arg(n, t, "inout" if isinstance(t, ir.MemRefType) and _is_written(v)
+                            else "input", name)
+                for n, t, v in zip(arg_names, fn_type.inputs, fn.arguments)]
+        results = [_tensor_arg(n, t, "output", name)
+                   for n, t in zip(res_names, fn_type.results)]
+        arg_symbols = _arg_symbols(fn, args)
+        if any(arg_symbols):
+            args = [replace(a, symbols=s) for a, s in zip(args, arg_symbols)]
+            res_symbols = result_symbols(fn.operation, arg_symbols)
+            results = [replace(r, symbols=s) if s and any(s) else r
+                       for r, s in zip(results, res_symbols or [()] * len(results))]
+        sigs[name] = Signature(name, tuple(args), tuple(results))
+    for fn in public_functions(module):
+        if SPECIALIZES_ATTR in fn.attributes:
+            base = ir.StringAttr(fn.attributes[SPECIALIZES_ATTR]).value
+            spec = sigs[fn.sym_name.value]
+            if base in sigs:
+                sigs[base] = replace(sigs[base], specializations=sigs[base].specializations + (
+                    (tuple(a.shape for a in spec.args), spec.name),))
     return sigs
 
 

@@ -21,6 +21,7 @@ from mlcir.target import Target
 
 from .library import CallbackErrors
 from .memref import aligned_empty, descriptor
+from .shapes import result_shapes
 from .signature import Signature, TensorArg
 
 
@@ -49,6 +50,8 @@ class Function:
         self._raw = raw
         self._errors = errors
         self._keep_alive = keep_alive
+        # Argument shapes -> the static specialisation that runs them (set by the Executable).
+        self.specializations: dict[tuple[tuple[int, ...], ...], Function] = {}
 
     def __repr__(self) -> str:
         return f"<mlcir.Function {self.signature.describe()}>"
@@ -79,13 +82,8 @@ class Function:
                                             "C-contiguous array")
                 outputs.append(array)
         else:
-            for spec in sig.results:
-                if any(d is None for d in spec.shape):
-                    raise RuntimeInputError(
-                        f"result '{spec.name}' of {sig.name}() has a dynamic shape "
-                        f"{spec.describe()}: pass an output array of the right shape after the "
-                        "inputs")
-                outputs.append(aligned_empty(spec.shape, spec.dtype))
+            shapes = result_shapes(sig, [a.shape for a in arrays])
+            outputs = [aligned_empty(shape, spec.dtype) for shape, spec in zip(shapes, sig.results)]
         return arrays, outputs
 
     def _positional(self, args: Sequence[Any], named: dict[str, Any]) -> list[Any]:
@@ -112,11 +110,21 @@ class Function:
             raise RuntimeInputError(f"{sig.name}(): outputs by name need every output given")
         return given
 
+    def dispatch(self, *args: Any) -> "Function":
+        """The function that runs these (positional) arguments: the static specialisation
+        tuned for their shapes, when there is one, else this function."""
+        key = tuple(getattr(a, "shape", None) for a in args[:len(self.signature.args)])
+        return self.specializations.get(key, self)
+
     def prepare(self, *args: Any, **named: Any) -> tuple[Callable[[], None], list[np.ndarray]]:
         """Check and pack the arguments once; return a no-argument call and the output arrays.
 
         Used by the time evaluator so that repeated calls measure only the compiled code.
         """
+        if self.specializations:
+            chosen = self.dispatch(*self._positional(args, named))
+            if chosen is not self:
+                return chosen.prepare(*args, **named)
         arrays, outputs = self._arrays(self._positional(args, named))
         all_arrays = arrays + outputs
         descs = [descriptor(a) for a in all_arrays]
@@ -181,7 +189,10 @@ class Executable:
                 known = ", ".join(sorted(self.signatures)) or "none"
                 raise KeyError(f"no function '{name}' in this executable (functions: {known})")
             raw = self.engine.lookup(name)
-            self._functions[name] = Function(self.signatures[name], raw, self.errors, self)
+            function = Function(self.signatures[name], raw, self.errors, self)
+            self._functions[name] = function
+            function.specializations = {shapes: self[specialized] for shapes, specialized
+                                        in self.signatures[name].specializations}
         return self._functions[name]
 
     def __getattr__(self, name: str) -> Function:

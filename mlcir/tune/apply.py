@@ -13,7 +13,9 @@ from typing import Any
 
 from mlir import ir
 
+from mlcir.ir import clone_module
 from mlcir.passes import run_pipeline
+from mlcir.passes.specialize import add_specializations
 from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
 
@@ -42,6 +44,21 @@ def as_database(records: Any) -> TuningDatabase:
         return Database(path)
     raise TypeError("records must be a tuning database, a work_dir path or a records file, got "
                     f"{type(records).__name__}")
+
+
+def with_specializations(module: ir.Module, records: Any) -> ir.Module:
+    """``module``, or a copy of it with the static specialisations that ``records`` tuned
+    (:func:`mlcir.passes.specialize.add_specializations`): the build then holds the tuned
+    static kernels beside the dynamic ones, and calls of a tuned size dispatch to them."""
+    specs = getattr(as_database(records), "specializations", [])
+    if not specs:
+        return module
+    with module.context:
+        copy = clone_module(module)
+        for function in dict.fromkeys(s.function for s in specs):
+            add_specializations(copy, [s.shape_dict() for s in specs if s.function == function],
+                                function)
+    return copy
 
 
 def apply_records(module: ir.Module, records: Any, target: Target | str) -> list[str]:

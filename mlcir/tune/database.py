@@ -21,7 +21,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Protocol, runtime_checkable
+from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from mlir import ir
 
@@ -78,6 +78,31 @@ class Record:
         return {"version": SCHEMA_VERSION, **asdict(self)}
 
 
+@dataclass(frozen=True)
+class Specialization:
+    """Input sizes of a function with dynamic dims that were tuned as a static copy of it:
+    ``build`` with these records adds the copy, and calls of that size dispatch to it."""
+
+    function: str
+    shapes: tuple[tuple[str, tuple[int, ...]], ...]  # (input name, shape), in order
+
+    @staticmethod
+    def of(shapes: "Mapping[str, Sequence[int]]", function: str = "main") -> "Specialization":
+        return Specialization(function, tuple((n, tuple(int(d) for d in s))
+                                              for n, s in shapes.items()))
+
+    def shape_dict(self) -> dict[str, list[int]]:
+        return {name: list(shape) for name, shape in self.shapes}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": SCHEMA_VERSION, "function": self.function,
+                "shapes": self.shape_dict()}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Specialization":
+        return Specialization.of(d["shapes"], d["function"])
+
+
 def trace_key(trace_json: dict[str, Any]) -> str:
     """Identity of a decided trace (instructions and decisions), for skipping repeats."""
     return hashlib.sha256(json.dumps(trace_json, sort_keys=True, separators=(",", ":"))
@@ -114,12 +139,15 @@ class Database:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.workloads_path = self.dir / "workloads.json"
         self.records_path = self.dir / "records.json"
+        self.specializations_path = self.dir / "specializations.json"
         self.problems: list[str] = []
         self.workloads: dict[str, Workload] = {}
         self._records: list[Record] = []
         self._keys: set[tuple[str, str, str]] = set()
         for path in (self.workloads_path, self.records_path):
             self._repair_last_line(path)
+        # The input sizes tuned as static specialisations of a dynamic model (in order).
+        self.specializations: list[Specialization] = []
         self._load()
 
     # -- reading -----------------------------------------------------------------------------
@@ -169,6 +197,16 @@ class Database:
                               "'run_secs' or 'error'")
                 continue
             self._add(rec)
+        for number, data in self._lines(self.specializations_path):
+            try:
+                self._add_specialization(Specialization.from_json(data))
+            except (KeyError, TypeError) as error:
+                self._problem(f"{self.specializations_path}:{number}: skipped a "
+                              f"specialization without {error}")
+
+    def _add_specialization(self, spec: "Specialization") -> None:
+        if spec not in self.specializations:
+            self.specializations.append(spec)
 
     def _add(self, rec: Record) -> None:
         self._records.append(rec)
@@ -223,6 +261,12 @@ class Database:
             self._append(self.workloads_path, w.to_json())
             self.workloads[h] = w
         return self.workloads[h]
+
+    def commit_specialization(self, spec: "Specialization") -> None:
+        """Remember that ``spec`` (input sizes of a dynamic function) was tuned."""
+        if spec not in self.specializations:
+            self._append(self.specializations_path, spec.to_json())
+            self.specializations.append(spec)
 
     def commit_record(self, rec: Record) -> None:
         if rec.workload not in self.workloads:

@@ -10,7 +10,9 @@ fastest record per target. :func:`export_best_records` writes those to one JSON-
 Each line is a JSON object with the database's ``"version"`` and a ``"kind"``: ``"workload"``
 lines have the fields of ``workloads.json`` (``hash``, ``name``, ``text``), ``"record"`` lines
 those of ``records.json`` (``workload``, ``target``, ``trace``, ``run_secs``, …). Workloads come
-first. A corrupt or truncated line is reported as ``<file>:<line>: …`` and skipped, as in the
+first; ``"specialization"`` lines (``function``, ``shapes``: the input sizes tuned as static
+specialisations of a dynamic model, which ``build`` adds) come last. A corrupt or truncated
+line is reported as ``<file>:<line>: …`` and skipped, as in the
 database.
 """
 
@@ -22,7 +24,7 @@ from typing import Any, NoReturn
 
 from mlcir.runtime.model_file import write_atomically
 
-from .database import SCHEMA_VERSION, Database, DatabaseError, Record, Workload
+from .database import SCHEMA_VERSION, Database, DatabaseError, Record, Specialization, Workload
 
 
 def export_best_records(db: Database, path: str | Path) -> tuple[int, int]:
@@ -35,6 +37,8 @@ def export_best_records(db: Database, path: str | Path) -> tuple[int, int]:
     used = sorted({r.workload for r in best})
     lines = [{"kind": "workload", **db.workloads[h].to_json()} for h in used]
     lines += [{"kind": "record", **r.to_json()} for r in best]
+    lines += [{"kind": "specialization", **spec.to_json()}
+              for spec in getattr(db, "specializations", [])]
     text = "".join(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
                    for data in lines)
     write_atomically(Path(path), text.encode("utf-8"))
@@ -52,6 +56,7 @@ class RecordsFile(Database):
         self.workloads: dict[str, Workload] = {}
         self._records: list[Record] = []
         self._keys: set[tuple[str, str, str]] = set()
+        self.specializations: list[Specialization] = []
         self._load()
 
     def _load(self) -> None:
@@ -69,6 +74,8 @@ class RecordsFile(Database):
                     if not isinstance(rec.trace, dict):
                         raise KeyError("'trace'")
                     self._add(rec)
+                elif kind == "specialization":
+                    self._add_specialization(Specialization.from_json(data))
                 else:
                     self._problem(f"{self.path}:{number}: skipped a line of unknown kind {kind!r}")
             except KeyError as error:
@@ -84,7 +91,8 @@ class RecordsFile(Database):
                     data = json.loads(line)
                 except ValueError:
                     data = None
-                if not isinstance(data, dict) or data.get("kind") not in ("workload", "record"):
+                if not isinstance(data, dict) or data.get("kind") not in (
+                        "workload", "record", "specialization"):
                     raise DatabaseError(f"{self.path}:{number}: not a tuning-records file (a "
                                         "line of `mlcir tune -o` output is a JSON object with "
                                         "\"kind\": \"workload\" or \"record\")")

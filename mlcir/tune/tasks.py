@@ -116,14 +116,25 @@ def call_counts(module: ir.Module) -> dict[str, int]:
     return counts
 
 
+def _dynamic(fn: func.FuncOp) -> bool:
+    """Whether kernel ``fn`` has a dynamically shaped argument or result."""
+    fn_type = ir.FunctionType(fn.attributes["function_type"].value)
+    return any(isinstance(t, ir.ShapedType) and not ir.ShapedType(t).has_static_shape
+               for t in list(fn_type.inputs) + list(fn_type.results))
+
+
 def extract_tasks(model: ir.Module) -> list[Task]:
-    """The distinct kernels of ``model`` (graph or loop level), heaviest calls counted."""
+    """The distinct kernels of ``model`` (graph or loop level), heaviest calls counted.
+    Kernels with dynamic dims are left out: the design space splits only static loops, so
+    they keep their default lowering (tune a model's sizes with ``input_shapes``)."""
     with model.context, ir.Location.unknown():
         lowered = clone_module(model)
         run_pipeline(lowered, "mlcir-kernels")
         counts = call_counts(lowered)
         tasks: dict[str, Task] = {}
         for fn in kernel_functions(lowered):
+            if _dynamic(fn):
+                continue
             name = fn.sym_name.value
             kernel = workload_kernel(extract_kernel(fn))
             h = workload_hash(kernel)

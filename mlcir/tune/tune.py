@@ -20,11 +20,13 @@ import random
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from mlir import ir
 
 from mlcir.errors import TuningError
+from mlcir.ir import clone_module
+from mlcir.passes.specialize import add_specializations
 from mlcir.runtime.compile import as_module
 from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
@@ -32,7 +34,8 @@ from mlcir.target import Target
 from .builder import Builder, make_builder
 from .coordinator import BuildRunCoordinator, TrialResult
 from .cost_model import CostModel, make_cost_model
-from .database import Database, Record, TuningDatabase, trace_key, workload_hash
+from .database import (Database, Record, Specialization, TuningDatabase, trace_key,
+                       workload_hash)
 from .features import FeatureExtractor, make_feature_extractor
 from .progress import Progress, TaskRow
 from .runner import Runner, make_runner
@@ -279,16 +282,28 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
                 task_scheduler: str | TaskScheduler = "gradient", builders: int = 1,
                 space: str | DesignSpace = "default",
                 feature_extractor: str | FeatureExtractor = "loop-nest",
-                database: TuningDatabase | None = None) -> TuningDatabase:
+                database: TuningDatabase | None = None,
+                input_shapes: Sequence[Mapping[str, Sequence[int]]] | None = None
+                ) -> TuningDatabase:
     """Tune every kernel of a model; returns the database (``mlcir.build(mod, records=db)``).
 
     ``space`` (default: the default rules) is used for every task; the roles are as in
     :func:`tune_kernel`, plus ``task_scheduler`` (``"gradient"``, ``"round-robin"`` or an
-    object)."""
+    object). ``input_shapes`` (for a model with dynamic dims: a list of ``{input name:
+    shape}``) are the sizes to specialise: each becomes a static copy of ``main`` whose
+    kernels are tuned; the database remembers them, so a build with its records holds the
+    copies and dispatches calls of those sizes to them (other sizes run the dynamic kernels,
+    which the default space leaves unscheduled)."""
     if max_trials_per_task is not None:
         check_count("max_trials_per_task", max_trials_per_task)
     target = Target.parse(target)
-    tasks = extract_tasks(as_module(mod))
+    module = as_module(mod)
+    specs = [Specialization.of(shapes) for shapes in input_shapes or ()]
+    if specs:
+        with module.context:
+            module = clone_module(module)
+            add_specializations(module, [s.shape_dict() for s in specs])
+    tasks = extract_tasks(module)
     config = TuneConfig(target, Path(work_dir), max_trials_global=max_trials_global,
                         max_trials_per_task=max_trials_per_task or max_trials_global,
                         num_trials_per_iter=num_trials_per_iter, seed=seed, verbose=verbose,
@@ -297,4 +312,7 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
                         builders=builders, runner=runner, database=database,
                         task_scheduler=task_scheduler)
     db, _ = _tune_tasks(tasks, config)
+    commit = getattr(db, "commit_specialization", None)  # a user's database may not keep them
+    for spec in specs if commit is not None else ():
+        commit(spec)
     return db

@@ -59,6 +59,11 @@ def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
     (x,) = cx.inputs
     target = list(cx.attrs["shape"])
     shape = b.shape_of(x)
+    if -1 in target:
+        if None in shape:
+            return [_reshape_dynamic(x, target)]
+        rest = math.prod(d for d in target if d != -1)
+        target = [math.prod(shape) // rest if d == -1 else d for d in target]
     if None in shape:
         # A dynamic source: flatten, then state the (verified) static element count.
         flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
@@ -74,6 +79,17 @@ def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
     if len(target) == 0:
         return [b.collapse(flat, [])]
     return [b.expand(flat, target, [list(range(len(target)))])]
+
+
+def _reshape_dynamic(x: ir.Value, target: Sequence[int]) -> ir.Value:
+    """A dynamic ``x`` to ``target`` with one -1 (the dynamic dim): flattened to 1-D, then
+    expanded, the -1 being the element count over the product of the static dims."""
+    shape = b.shape_of(x)
+    flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
+    count = tensor.dim(flat, b.index(0))
+    rest = b.index(math.prod(d for d in target if d != -1))
+    out = [None if d == -1 else d for d in target]
+    return b.expand(flat, out, [list(range(len(out)))], [arith.divsi(count, rest)])
 
 
 @lowering("broadcast_to")

@@ -26,10 +26,12 @@ def _dims(shape: Sequence[int | None]) -> str:
 
 
 def _reshape(cx: GraphBuilder, x: Value, shape: Sequence[int | None]) -> Value:
-    if any(d is None for d in shape):
-        raise cx.error(f"the result shape {_dims(shape)} is not static; give the model's "
-                       "symbolic dims a size with from_onnx(..., shape_dict={input: shape})")
-    return cx.reshape(x, shape)  # type: ignore[arg-type]
+    """A reshape to ``shape``; one dynamic dim (the rest of a dynamic ``x``) is a -1."""
+    if sum(d is None for d in shape) > 1:
+        raise cx.error(f"the result shape {_dims(shape)} has more than one dynamic dim; give "
+                       "the model's symbolic dims a size with "
+                       "from_onnx(..., shape_dict={input: shape})")
+    return cx.reshape(x, [-1 if d is None else d for d in shape])
 
 
 @converter
@@ -59,10 +61,12 @@ class Reshape(Converter):
         if out.count(-1) > 1:
             raise cx.error(f"shape {target} has more than one -1")
         if -1 in out:
-            total = math.prod(cx.static_shape(x, "a Reshape with -1"))
             known = [d for d in out if d != -1]
             if any(d is None for d in known):
                 raise cx.error(f"shape {target}: -1 next to a dynamic dim")
+            if None in cx.shape(x):  # the -1 is the dynamic dim of a dynamic input
+                return _reshape(cx, x, [None if d == -1 else d for d in out])
+            total = math.prod(cx.static_shape(x, "a Reshape with -1"))
             rest = math.prod(known)  # type: ignore[arg-type]
             if rest == 0 or total % rest:
                 raise cx.error(f"cannot reshape {_dims(cx.shape(x))} to {target}")

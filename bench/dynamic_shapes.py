@@ -1,0 +1,114 @@
+"""Benchmark (issue 15): a model with a symbolic batch, its dynamic kernels against static
+specialisations tuned for some batch sizes, next to onnxruntime.
+
+    python bench/dynamic_shapes.py [--models mlp,cnn] [--tuned 1,64] [--batches 1,17,64]
+                                   [--trials 32] [--threads 1]
+
+Per model (``batch="N"`` from mlcir.testing.onnx_models, fixed seeds): one dynamic build
+(``mlcir.build``: every kernel has dynamic extents and keeps its default lowering), one build
+with the records of ``tune_module(..., input_shapes=[{x: [b, ...]} for b in --tuned])`` (the
+same dynamic kernels, plus a static specialisation per tuned batch, to which calls of that
+batch dispatch). For each batch of ``--batches`` (tuned or not): ``ex.main(x)`` of both
+builds and ``session.run`` of onnxruntime, timed in turns in this process (median of rounds),
+and which function the tuned build dispatched to. Every output is checked against
+onnxruntime first. Run it alone: other processes distort the timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+for _name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # before numpy loads (MLIR notes)
+    os.environ.pop(_name, None)
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import mlcir
+from mlcir.frontend import from_onnx
+from mlcir.testing import onnx_models as models, timing
+
+MODELS = {
+    "mlp": (models.mlp, models.mlp_inputs),
+    "cnn": (models.mnist_cnn, models.mnist_cnn_inputs),
+}
+
+
+def bench(name: str, tuned_batches: list[int], batches: list[int], trials: int,
+          threads: int) -> list[dict]:
+    make_model, make_inputs = MODELS[name]
+    model = make_model(batch="N")
+    target = f"llvm -threads={threads}"
+    module = from_onnx(model)
+    dynamic = mlcir.build(module, target=target)
+    input_name = dynamic["main"].signature.args[0].name
+    sizes = [{input_name: list(make_inputs(batch=b)[input_name].shape)} for b in tuned_batches]
+    work = tempfile.mkdtemp(prefix=f"mlcir-bench-dyn-{name}-")
+    try:
+        start = time.perf_counter()
+        db = mlcir.tune.tune_module(module, target=target, work_dir=work,
+                                    max_trials_global=trials, num_trials_per_iter=8, verbose=0,
+                                    input_shapes=sizes)
+        tune_s = time.perf_counter() - start
+        tuned = mlcir.build(module, target=target, records=db)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    session = timing.onnxruntime_session(model, threads)
+    rows = []
+    for batch in batches:
+        inputs = make_inputs(batch=batch)
+        (expected,) = models.reference(model, inputs).values()
+        x = inputs[input_name]
+        for ex in (dynamic, tuned):
+            np.testing.assert_allclose(ex["main"](x), expected, rtol=1e-4, atol=1e-5)
+        ort_run, _ = timing.onnxruntime_calls(session, inputs)
+        seconds = timing.interleaved({
+            "ort": ort_run, "dynamic": lambda x=x: dynamic["main"](x),
+            "tuned": lambda x=x: tuned["main"](x)}, threads=threads)
+        rows.append({"model": name, "batch": batch, "threads": threads, "tune_s": tune_s,
+                     "ran": tuned["main"].dispatch(x).signature.name,
+                     **{f"{key}_us": value * 1e6 for key, value in seconds.items()}})
+    return rows
+
+
+HEADER = (f"{'model':<6} {'batch':>5} {'thr':>3} {'tune s':>7} {'tuned build ran':<22} | "
+          f"{'ort run':>9} {'dynamic':>9} {'tuned':>9} {'dyn/tuned':>9} {'ort/tuned':>9}")
+FOOTER = ("us per ex.main(x) / session.run call, as a user calls them. 'dynamic': the build "
+          "with only dynamic kernels; 'tuned': the build with the tuned specialisations, which "
+          "runs its dynamic kernels for a batch it has none for. dyn/tuned above 1: the "
+          "specialisation is faster.")
+
+
+def row(r: dict) -> str:
+    return (f"{r['model']:<6} {r['batch']:>5} {r['threads']:>3} {r['tune_s']:>7.1f} "
+            f"{r['ran']:<22} | {r['ort_us']:>9.1f} {r['dynamic_us']:>9.1f} "
+            f"{r['tuned_us']:>9.1f} {r['dynamic_us'] / r['tuned_us']:>8.2f}x "
+            f"{r['ort_us'] / r['tuned_us']:>8.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--tuned", default="1,64", help="batch sizes to specialise and tune")
+    parser.add_argument("--batches", default="1,17,64", help="batch sizes to time")
+    parser.add_argument("--trials", type=int, default=32, help="tuning trials per model")
+    parser.add_argument("--threads", default="1")
+    args = parser.parse_args()
+    tuned = [int(b) for b in args.tuned.split(",")]
+    batches = [int(b) for b in args.batches.split(",")]
+    print(HEADER)
+    for name in args.models.split(","):
+        for threads in (int(t) for t in args.threads.split(",")):
+            for r in bench(name, tuned, batches, args.trials, threads):
+                print(row(r), flush=True)
+    print(FOOTER)
+
+
+if __name__ == "__main__":
+    main()
