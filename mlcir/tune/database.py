@@ -58,6 +58,8 @@ class Record:
     features: list[float] | None = None
     build_secs: float | None = None
     timestamp: float = field(default_factory=time.time)
+    # How the candidate was proposed (strategy, round, trial, prediction): for reports.
+    info: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -152,7 +154,7 @@ class Database:
             try:
                 rec = Record(data["workload"], data["target"], data["trace"], data.get("run_secs"),
                              data.get("error"), data.get("features"), data.get("build_secs"),
-                             data.get("timestamp", 0.0))
+                             data.get("timestamp", 0.0), data.get("info"))
                 if not isinstance(rec.trace, dict) or (rec.run_secs is None and rec.error is None):
                     raise KeyError("'run_secs' or 'error'")
             except KeyError as error:
