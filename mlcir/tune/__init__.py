@@ -19,6 +19,7 @@ from .database import Database, Record, TuningDatabase, Workload, workload_hash
 from .evaluation import evaluate, random_inputs, random_search
 from .features import FeatureExtractor, LoopNestFeatures
 from .records_file import RecordsFile
+from .report import report
 from .runner import LocalRunner, Runner, RunResult
 from .search import (Candidate, DesignSpace, EvolutionarySearch, RandomSearch, SearchContext,
                      SearchStrategy)
@@ -33,5 +34,5 @@ __all__ = ["BuildResult", "BuildRunCoordinator", "Builder", "Candidate", "CostMo
            "RandomSearch", "Record", "RecordsFile", "RoundRobinScheduler", "RunResult", "Runner",
            "SearchContext", "SearchStrategy", "Task", "TaskScheduler", "TrialResult",
            "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_space",
-           "evaluate", "extract_tasks", "random_inputs", "random_search", "tune_kernel",
+           "evaluate", "extract_tasks", "random_inputs", "random_search", "report", "tune_kernel",
            "tune_module", "workload_hash"]
