@@ -246,7 +246,9 @@ def plot_curves(runs: Sequence[Run], path: Path, by_time: bool) -> None:
         ax.set_xlabel("wall-clock time (s)" if by_time else
                       ("trials (all tasks)" if name == MODEL else "trials"))
         ax.set_ylabel("latency (us)")
-        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3, which="both")
     if runs and names:
         axes[0].legend(fontsize=7)
     fig.savefig(path)
