@@ -230,3 +230,10 @@ def test_cli_report_on_a_missing_dir_is_an_error(tmp_path):
     result = _cli("report", tmp_path / "empty", "-o", tmp_path / "out")
     assert result.returncode == 1
     assert "not a tuning work dir (no database/records.json)" in result.stderr
+
+
+def test_plots_without_matplotlib_name_the_extra(tmp_path, two_runs, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import fails
+    with pytest.raises(mlcir.MlcirError, match=r"pip install 'mlcir\[report\]'"):
+        mlcir.tune.report(two_runs[0], tmp_path)
+    assert len(_rows(tmp_path / "trials.csv")) == 20  # the tables are written first

@@ -7,7 +7,8 @@ Every role is a small protocol with its implementations beside it, given to
 builder and runner in worker processes (:mod:`.builder`, :mod:`.runner`, working together in
 :mod:`.coordinator`), database (:mod:`.database`) and task scheduler (:mod:`.task_scheduler`)
 for the tasks of whole models (:mod:`.tasks`). ``mlcir.build(mod, records=db)`` applies the
-results.
+results; :func:`report` turns work dirs into CSV tables and plots (:mod:`.report`; each run's
+manifest is :mod:`.run_info`'s ``run.json``).
 """
 
 from __future__ import annotations
