@@ -237,3 +237,15 @@ def test_plots_without_matplotlib_name_the_extra(tmp_path, two_runs, monkeypatch
     with pytest.raises(mlcir.MlcirError, match=r"pip install 'mlcir\[report\]'"):
         mlcir.tune.report(two_runs[0], tmp_path)
     assert len(_rows(tmp_path / "trials.csv")) == 20  # the tables are written first
+
+
+def test_a_resumed_run_continues_the_trial_and_round_numbers(tmp_path):
+    _tune(tmp_path, seed=3, trials=10)
+    _tune(tmp_path, seed=3, trials=20)
+    assert len(json.loads((tmp_path / "run.json").read_text())["runs"]) == 2
+    run = load_run(tmp_path)
+    for task in run.tasks:
+        mine = [t for t in run.trials if t.task == task]
+        assert [t.trial for t in mine] == list(range(len(mine)))
+        rounds = [t.round for t in mine]
+        assert rounds == sorted(rounds) and len(set(rounds)) >= 2

@@ -87,16 +87,20 @@ def _info(rec: Record) -> dict[str, Any]:
     return rec.info if isinstance(rec.info, dict) else {}
 
 
+def _number_in(info: dict[str, Any], key: str, default: float) -> float:
+    """``info[key]`` if it is a number (a hand-edited database may hold anything)."""
+    value = info.get(key)
+    return float(value) if isinstance(value, (int, float)) else default
+
+
 def _proposal_order(records: list[Record]) -> list[Record]:
     """Records in the order they were proposed: by round (proposal time), then trial index;
     records without ``info`` (older databases) keep their file order."""
     def key(item: tuple[int, Record]) -> tuple[float, float, int]:
         index, rec = item
         info = _info(rec)
-        proposed = info.get("proposed")
-        trial = info.get("trial")
-        return (float(proposed) if isinstance(proposed, (int, float)) else rec.timestamp,
-                float(trial) if isinstance(trial, (int, float)) else 0.0, index)
+        return (_number_in(info, "proposed", rec.timestamp), _number_in(info, "trial", 0.0),
+                index)
     return [rec for _, rec in sorted(enumerate(records), key=key)]
 
 
@@ -118,12 +122,13 @@ def load_run(work_dir: str | Path) -> Run:
     db = Database(work_dir)
     runs = read_runs(work_dir)
     settings = runs[-1] if runs else {}
-    weights = {t.get("workload"): t.get("weight", 1) for r in runs for t in r.get("tasks", [])}
+    weights = {t.get("workload"): t["weight"] for r in runs for t in r.get("tasks") or []
+               if isinstance(t, dict) and isinstance(t.get("weight"), int)}
     run = Run(work_dir, _label(settings, work_dir), settings, problems=list(db.problems))
     starts = [r["started"] for r in runs if isinstance(r.get("started"), (int, float))]
     records = _proposal_order(db.records())
-    if records:
-        start = min(starts + [min(_info(r).get("proposed", r.timestamp) for r in records)])
+    start = min(starts + [_number_in(_info(r), "proposed", r.timestamp) for r in records],
+                default=0.0)
     tasks_on: dict[str, set[str]] = {}
     for rec in records:
         tasks_on.setdefault(rec.target, set()).add(rec.workload)
@@ -133,15 +138,16 @@ def load_run(work_dir: str | Path) -> Run:
         task_key = (rec.workload, rec.target)
         info = _info(rec)
         workload = db.workloads.get(rec.workload)
-        trial = info.get("trial", count.get(task_key, 0))
+        trial = _number_in(info, "trial", count.get(task_key, 0))
         count[task_key] = count.get(task_key, 0) + 1
         best[task_key] = min(best.get(task_key, math.inf), rec.mean_secs)
         row = Trial(workload.name if workload else rec.workload, rec.workload,
-                    int(weights.get(rec.workload, 1)), int(trial), rec.target, rec,
-                    str(info.get("strategy", "")), info.get("round"),
+                    weights.get(rec.workload, 1), int(trial), rec.target, rec,
+                    str(info.get("strategy", "")),
+                    int(info["round"]) if isinstance(info.get("round"), int) else None,
                     rec.timestamp - start, best[task_key])
         # The model's latency once every task on this target has a measured candidate.
-        row.model_so_far = sum(int(weights.get(w, 1)) * best.get((w, rec.target), math.inf)
+        row.model_so_far = sum(weights.get(w, 1) * best.get((w, rec.target), math.inf)
                                for w in tasks_on[rec.target])
         run.trials.append(row)
     return run
@@ -214,19 +220,26 @@ def _figure(panels: int, title: str) -> tuple[Any, list[Any]]:
 
 
 def _curves(run: Run, by_time: bool) -> dict[str, tuple[list[float], list[float]]]:
-    """Per task and for the model: (x, best latency so far in us), finite points only."""
+    """Per task and for the model: (trials or seconds, best latency so far in us). Against
+    time, in the order the measurements finished; finite points only."""
+    trials = sorted(run.trials, key=lambda t: t.elapsed) if by_time else run.trials
+    weights = {(t.workload, t.target): t.weight for t in run.trials}
+    best: dict[tuple[str, str], float] = {}
     out: dict[str, tuple[list[float], list[float]]] = {}
-    tasks_seen = len(run.tasks)
-    for n, t in enumerate(run.trials, start=1):
-        x = t.elapsed if by_time else None
-        xs, ys = out.setdefault(t.task, ([], []))
-        if math.isfinite(t.best_so_far):
-            xs.append(x if by_time else t.trial + 1)
-            ys.append(t.best_so_far * 1e6)
-        if tasks_seen > 1 and math.isfinite(t.model_so_far):
-            mx, my = out.setdefault(MODEL, ([], []))
-            mx.append(x if by_time else n)
-            my.append(t.model_so_far * 1e6)
+
+    def add(name: str, x: float, secs: float) -> None:
+        if math.isfinite(secs):
+            xs, ys = out.setdefault(name, ([], []))
+            xs.append(x)
+            ys.append(secs * 1e6)
+
+    for n, t in enumerate(trials, start=1):
+        key = (t.workload, t.target)
+        best[key] = min(best.get(key, math.inf), t.latency)
+        add(t.task, t.elapsed if by_time else t.trial + 1, best[key])
+        if len(weights) > 1:
+            add(MODEL, t.elapsed if by_time else n,
+                sum(w * best.get(k, math.inf) for k, w in weights.items() if k[1] == t.target))
     return out
 
 

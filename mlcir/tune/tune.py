@@ -119,7 +119,8 @@ class TaskTuner:
                                 {r.trace_key for r in records},
                                 [r.trace for r in self.db.best(self.workload, self.key, k=16)])
         self.prepared = False
-        self.rounds = 1 + max((r.info.get("round", -1) for r in records if isinstance(r.info, dict)), default=-1)
+        rounds = [r.info.get("round") for r in records if isinstance(r.info, dict)]
+        self.rounds = 1 + max((n for n in rounds if isinstance(n, int)), default=-1)
 
     @property
     def trials(self) -> int:
