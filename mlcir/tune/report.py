@@ -314,8 +314,8 @@ def write_index(runs: Sequence[Run], out_dir: Path, images: list[str]) -> Path:
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _summary(r))
                    + "</tr>" for r in runs)
     problems = [p for r in runs for p in r.problems]
-    notes = ("<h2>Skipped lines</h2><ul>" + "".join(f"<li>{html.escape(p)}</li>"
-                                                    for p in problems) + "</ul>") if problems else ""
+    skipped = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
+    notes = f"<h2>Skipped lines</h2><ul>{skipped}</ul>" if problems else ""
     figures = "".join(f'<p><img src="{name}" alt="{name}"></p>' for name in images)
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>mlcir tuning report</title>"
             f"<style>body{{font-family:sans-serif}}td,th{{border:1px solid #ccc;"

@@ -37,7 +37,8 @@ from .features import FeatureExtractor, make_feature_extractor
 from .progress import Progress, TaskRow
 from .run_info import record_run, role_settings, run_manifest
 from .runner import Runner, make_runner
-from .search import DesignSpace, SearchContext, SearchStrategy, make_space, make_strategy
+from .search import (Candidate, DesignSpace, SearchContext, SearchStrategy, make_space,
+                     make_strategy)
 from .task_scheduler import TaskScheduler, make_task_scheduler
 from .tasks import Task, extract_tasks, flops
 
@@ -103,7 +104,6 @@ class TaskTuner:
     history: list[float] = field(default_factory=list)  # best latency after each round
     exhausted: bool = False
     strategy_name: str = ""  # written into each record's ``info``, for reports
-
 
     def __post_init__(self) -> None:
         workload = self.db.commit_workload(self.task.module, self.task.name)
@@ -177,7 +177,7 @@ class TaskTuner:
         self.history.append(self.best_secs)
         return len(results)
 
-    def _proposal_info(self, candidates: list[Any]) -> dict[str, dict[str, Any]]:
+    def _proposal_info(self, candidates: list[Candidate]) -> dict[str, dict[str, Any]]:
         """What a report needs of each candidate beyond its measurement: the strategy, the
         round, its index in the task's proposal order and the cost model's prediction (score;
         latency = the best so far / score) when it was proposed."""
