@@ -1,11 +1,12 @@
-"""The ``mlcir`` command line: ``compile``, ``run`` and ``tune`` (TVM's ``tvmc``).
+"""The ``mlcir`` command line: ``compile``, ``run``, ``tune`` (TVM's ``tvmc``) and ``report``.
 
 A thin face over the Python API: ``compile`` imports a model (``mlcir.frontend.from_onnx`` or
 MLIR text) and compiles it into a saved model file (``mlcir.compile``: for ``cuda`` without a
 GPU or driver; for ``llvm`` the same as ``mlcir.build`` + ``Executable.save``); ``run`` loads a
 saved model (``mlcir.load``) and runs it on inputs from an ``.npz`` file; ``tune`` tunes a model
 (``mlcir.tune.tune_module``) and exports the best records to one file that ``compile
---tuning-records`` reads. Every error a user can cause is printed as ``mlcir: error: ...`` with
+--tuning-records`` reads; ``report`` turns tuning work dirs into CSV tables, plots and a page
+(``mlcir.tune.report``). Every error a user can cause is printed as ``mlcir: error: ...`` with
 exit status 1; usage errors are argparse's (exit status 2). docs/cli.md has example sessions.
 """
 
@@ -364,6 +365,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- report ------------------------------------------------------------------------------------
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from mlcir.tune.report import report
+
+    page = report(args.work_dirs, args.output)
+    print(f"mlcir: wrote the report of {len(args.work_dirs)} run(s) to {page}", file=sys.stderr)
+    return 0
+
+
 # -- the parser --------------------------------------------------------------------------------
 
 def _add_model_options(p: argparse.ArgumentParser, sizes: bool = False) -> None:
@@ -491,6 +502,20 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar or task table")
     p.set_defaults(handler=cmd_tune)
+
+    p = sub.add_parser("report", help="tables, plots and a page from tuning work dirs",
+                       description="Write trials.csv (one row per measured candidate, in "
+                                   "proposal order), features.csv, PNG plots (best latency so "
+                                   "far against trials and time, per kernel and for the whole "
+                                   "model; the cost model's predictions against measurements) "
+                                   "and index.html from the work dirs of `mlcir tune "
+                                   "--work-dir`. Several work dirs overlay their curves. "
+                                   "The plots need matplotlib: pip install 'mlcir[report]'.")
+    p.add_argument("work_dirs", nargs="+", metavar="WORK_DIR",
+                   help="a tuning work dir (its database/ and run.json)")
+    p.add_argument("-o", "--output", metavar="OUT_DIR", required=True,
+                   help="the folder to write the report to (created if missing)")
+    p.set_defaults(handler=cmd_report)
     return parser
 
 

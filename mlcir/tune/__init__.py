@@ -7,7 +7,8 @@ Every role is a small protocol with its implementations beside it, given to
 builder and runner in worker processes (:mod:`.builder`, :mod:`.runner`, working together in
 :mod:`.coordinator`), database (:mod:`.database`) and task scheduler (:mod:`.task_scheduler`)
 for the tasks of whole models (:mod:`.tasks`). ``mlcir.build(mod, records=db)`` applies the
-results.
+results; :func:`report` turns work dirs into CSV tables and plots (:mod:`.report`; each run's
+manifest is :mod:`.run_info`'s ``run.json``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .database import Database, Record, TuningDatabase, Workload, workload_hash
 from .evaluation import evaluate, random_inputs, random_search
 from .features import FeatureExtractor, LoopNestFeatures
 from .records_file import RecordsFile
+from .report import report
 from .runner import LocalRunner, Runner, RunResult
 from .search import (Candidate, DesignSpace, EvolutionarySearch, RandomSearch, SearchContext,
                      SearchStrategy)
@@ -33,5 +35,5 @@ __all__ = ["BuildResult", "BuildRunCoordinator", "Builder", "Candidate", "CostMo
            "RandomSearch", "Record", "RecordsFile", "RoundRobinScheduler", "RunResult", "Runner",
            "SearchContext", "SearchStrategy", "Task", "TaskScheduler", "TrialResult",
            "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_space",
-           "evaluate", "extract_tasks", "random_inputs", "random_search", "tune_kernel",
+           "evaluate", "extract_tasks", "random_inputs", "random_search", "report", "tune_kernel",
            "tune_module", "workload_hash"]

@@ -61,6 +61,8 @@ class Record:
     features: list[float] | None = None
     build_secs: float | None = None
     timestamp: float = field(default_factory=time.time)
+    # How the candidate was proposed (strategy, round, trial, prediction): for reports.
+    info: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -186,7 +188,7 @@ class Database:
             try:
                 rec = Record(data["workload"], data["target"], data["trace"], data.get("run_secs"),
                              data.get("error"), data.get("features"), data.get("build_secs"),
-                             data.get("timestamp", 0.0))
+                             data.get("timestamp", 0.0), data.get("info"))
                 if not isinstance(rec.trace, dict):
                     raise KeyError("trace")
             except KeyError as error:

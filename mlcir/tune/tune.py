@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +39,10 @@ from .database import (Database, Record, Specialization, TuningDatabase, trace_k
                        workload_hash)
 from .features import FeatureExtractor, make_feature_extractor
 from .progress import Progress, TaskRow
+from .run_info import record_run, role_settings, run_manifest
 from .runner import Runner, make_runner
-from .search import DesignSpace, SearchContext, SearchStrategy, make_space, make_strategy
+from .search import (Candidate, DesignSpace, SearchContext, SearchStrategy, make_space,
+                     make_strategy)
 from .task_scheduler import TaskScheduler, make_task_scheduler
 from .tasks import Task, extract_tasks, flops
 
@@ -104,6 +107,7 @@ class TaskTuner:
     max_trials: int
     history: list[float] = field(default_factory=list)  # best latency after each round
     exhausted: bool = False
+    strategy_name: str = ""  # written into each record's ``info``, for reports
 
     def __post_init__(self) -> None:
         workload = self.db.commit_workload(self.task.module, self.task.name)
@@ -119,6 +123,8 @@ class TaskTuner:
                                 {r.trace_key for r in records},
                                 [r.trace for r in self.db.best(self.workload, self.key, k=16)])
         self.prepared = False
+        rounds = [r.info.get("round") for r in records if isinstance(r.info, dict)]
+        self.rounds = 1 + max((n for n in rounds if isinstance(n, int)), default=-1)
 
     @property
     def trials(self) -> int:
@@ -150,11 +156,13 @@ class TaskTuner:
             self.exhausted = True
             return 0
         features = {c.key: c.features for c in candidates}
+        info = self._proposal_info(candidates)
+        self.rounds += 1
 
         def on_result(result: TrialResult) -> None:
             key = trace_key(result.trace)
             rec = Record(self.workload, self.key, result.trace, result.run_secs, result.error,
-                         features[key], result.build_secs)
+                         features[key], result.build_secs, info=info[key])
             self.db.commit_record(rec)
             self.cx.measured.add(key)
             note = f"{self.task.name}: " + (f"{rec.mean_secs * 1e3:.3f} ms" if rec.ok
@@ -172,6 +180,22 @@ class TaskTuner:
         self.cx.best_traces = [r.trace for r in self.db.best(self.workload, self.key, k=16)]
         self.history.append(self.best_secs)
         return len(results)
+
+    def _proposal_info(self, candidates: list[Candidate]) -> dict[str, dict[str, Any]]:
+        """What a report needs of each candidate beyond its measurement: the strategy, the
+        round, its index in the task's proposal order and the cost model's prediction (score;
+        latency = the best so far / score) when it was proposed."""
+        trials, best = self.trials, self.best_secs
+        scores = self.model.predict([c.features for c in candidates])
+        proposed = time.time()
+        info = {}
+        for i, (c, score) in enumerate(zip(candidates, scores)):
+            score = float(score)
+            info[c.key] = {"strategy": self.strategy_name, "round": self.rounds,
+                           "trial": trials + i, "proposed": proposed, "predicted_score": score,
+                           "predicted_secs": best / score if math.isfinite(best) and score > 0
+                           else None}
+        return info
 
     def result(self) -> TuneResult | None:
         best = self.db.best(self.workload, self.key)
@@ -226,8 +250,10 @@ def _tune_tasks(tasks: list[Task], config: TuneConfig) -> tuple[TuningDatabase, 
         made_here.callback(progress.close)
         tuners = [TaskTuner(task, db, target, space, strategy, model, extractor, coordinator,
                             seed=seed + i, progress=progress,
-                            max_trials=config.max_trials_per_task)
+                            max_trials=config.max_trials_per_task,
+                            strategy_name=role_settings(config.strategy)["name"])
                   for i, task in enumerate(tasks)]
+        record_run(work_dir, run_manifest(_run_settings(config, tuners)))
         progress.done = sum(t.trials for t in tuners)
         progress.log(f"tuning {len(tasks)} task(s) for '{target}' in {work_dir} "
                      f"({progress.done} trials already in the database)")
@@ -244,6 +270,23 @@ def _tune_tasks(tasks: list[Task], config: TuneConfig) -> tuple[TuningDatabase, 
             tuner.round(count)
             progress.table([t.row() for t in tuners])
     return db, tuners
+
+
+def _run_settings(config: TuneConfig, tuners: list[TaskTuner]) -> dict[str, Any]:
+    """The settings of a run for its manifest (:mod:`.run_info`)."""
+    roles = {name: role_settings(getattr(config, name))
+             for name in ("space", "strategy", "cost_model", "feature_extractor", "builder",
+                          "runner", "task_scheduler")}
+    roles["database"] = role_settings(config.database) if config.database is not None \
+        else {"name": "Database"}
+    return {"target": str(config.target), "target_key": config.target.key, "seed": config.seed,
+            "budget": {"max_trials_global": config.max_trials_global,
+                       "max_trials_per_task": config.max_trials_per_task,
+                       "num_trials_per_iter": config.num_trials_per_iter,
+                       "builders": config.builders},
+            "roles": roles,
+            "tasks": [{"name": t.task.name, "workload": t.workload, "weight": t.task.weight,
+                       "flops": t.task.flops, "seed": t.seed} for t in tuners]}
 
 
 def tune_kernel(mod: Any, target: str | Target = "llvm", work_dir: str | Path = "./tune_tmp",
