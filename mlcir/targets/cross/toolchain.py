@@ -77,7 +77,8 @@ def emit_object(llvm_dialect: str, target: Target, obj: Path) -> None:
 
 def zig_cc(target: Target, sources: Sequence[Path], out: Path, *extra: str) -> None:
     """``zig cc`` for ``target``: compile and link ``sources`` (C files and objects)."""
-    _run([*zig_command(), "cc", "-target", zig_target(target), "-O2", f"-I{include_dir()}",
+    _run([*zig_command(), "cc", "-target", zig_target(target), "-O2", "-g0",
+          f"-I{include_dir()}",
           "-o", str(out), *map(str, sources), *extra], f"zig cc ({out.name})")
 
 
