@@ -4,7 +4,7 @@
 The ExecutionEngine always compiles for the CPU it runs on, so these targets take the
 toolchain of :mod:`.toolchain` instead: the ``mlcir-cpu`` pipeline without OpenMP (parallel
 loops run serially: no OpenMP runtime is shipped for other machines), then LLVM IR, ``opt``,
-``llc`` and ``zig cc``. The library links only libc and libm (:file:`memref_copy.c` stands in
+``llc`` (with ``-fp-contract=fast``: multiply-adds become FMAs) and ``zig cc``. The library links only libc and libm (:file:`memref_copy.c` stands in
 for the MLIR runner utilities). A library for this machine's architecture is loaded with
 ctypes like any saved model; one for another runs there, or here under emulation
 (:mod:`.remote`).
@@ -78,11 +78,10 @@ class CrossBackend:
         work, sigs, libs = prepared
         with work.context:
             run_pipeline(work, pipeline or serial_pipeline())
-            text = str(work)
         with tempfile.TemporaryDirectory(prefix="mlcir-cross-") as tmp:
             folder = Path(tmp)
             obj = folder / "model.o"
-            emit_object(text, target, obj)
+            emit_object(work, target, obj)
             interface = folder / "interface.c"
             interface.write_text(interface_source(
                 sigs, [name for name, _ in libs.values()], str(target),

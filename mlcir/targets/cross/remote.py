@@ -93,7 +93,8 @@ class QemuRunner:
                              f"{self.arch} C library, not found in {sysroot or '(none)'} "
                              f"(Debian/Ubuntu: apt-get install {SYSROOT_PACKAGE}; or set "
                              "QEMU_LD_PREFIX to a sysroot)")
-        return [qemu, "-L", sysroot]
+        # -cpu max: every extension QEMU emulates (SVE included) is there.
+        return [qemu, "-cpu", "max", "-L", sysroot]
 
     def describe(self) -> str:
         return f"under emulation with qemu-{self.arch}"
