@@ -75,6 +75,7 @@ def interface_source(signatures: dict[str, Signature], library_names: Sequence[s
                          f"{{{items or '{0}'}}};")
         entries.append(f"{{{_c_string(sig.name)}, mlcir_call_{i}, {len(sig.args)}, "
                        f"mlcir_args_{i}, {len(sig.results)}, mlcir_results_{i}}}")
+    library_names = list(dict.fromkeys(library_names))
     names = ", ".join(_c_string(n) for n in library_names) or "0"
     lines += [f"static const mlcir_function mlcir_functions[] = {{{', '.join(entries)}}};",
               f"static const char *const mlcir_library_function_names[] = {{{names}}};",
