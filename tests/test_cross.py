@@ -93,9 +93,9 @@ def test_sve_code_uses_z_registers(compiled, tmp_path):
 
 def test_this_machine_refuses_to_load_or_build_for_aarch64(compiled):
     saved = compiled["mlp"][0]
-    with pytest.raises(LoadError, match=r"compiled for aarch64 \(Linux, target 'llvm "
-                                        r"-mtriple=aarch64-linux-gnu -mcpu=cortex-a72'\), this "
-                                        r"machine is x86_64"):
+    with pytest.raises(LoadError, match=r"compiled for aarch64 \(Linux\), this machine is "
+                                        r"x86_64 \(Linux\); its target is 'llvm -mtriple="
+                                        r"aarch64-linux-gnu -mcpu=cortex-a72'"):
         mlcir.load(saved.path)
     with pytest.raises(BuildError, match="compiles for aarch64-unknown-linux-gnu, which this "
                                          r"machine cannot run: write a saved model instead"):

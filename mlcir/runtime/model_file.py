@@ -216,9 +216,9 @@ def _metadata(path: Path, archive: zipfile.ZipFile, here: bool = True) -> dict[s
     machine = _platform()
     if here and meta.get("platform") != machine:
         saved = meta.get("platform") or {}
-        raise LoadError(f"{path}: compiled for {saved.get('machine')} ({saved.get('system')}, "
-                        f"target '{meta.get('target')}'), this machine is "
-                        f"{machine['machine']} ({machine['system']})")
+        raise LoadError(f"{path}: compiled for {saved.get('machine')} ({saved.get('system')}), "
+                        f"this machine is {machine['machine']} ({machine['system']}); its "
+                        f"target is '{meta.get('target')}'")
     missing = sorted(set(meta.get("cpu_features") or []) - set(cpu_features()))
     if here and missing and cpu_features():
         raise LoadError(f"{path}: compiled for a CPU with {', '.join(missing)}, which this CPU "
