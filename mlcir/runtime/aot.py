@@ -35,6 +35,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from mlcir.errors import BuildError
 
+from .c_interface import include_dir
 from .jit import shared_libraries
 
 # What may appear in a symbol the shim defines (an assembler label, written unquoted).
@@ -91,9 +92,10 @@ def library_shim(library_symbols: Sequence[tuple[str, int]]) -> str:
 
 def link_shared_object(engine: ExecutionEngine, path: str | Path, *,
                        library_symbols: Sequence[tuple[str, int]] = (),
-                       function: str | None = None) -> Path:
+                       function: str | None = None, interface: str | None = None) -> Path:
     """Write the code ``engine`` compiled into the shared library ``path``, with the shim of
-    ``library_symbols`` (``(symbol, number of memref arguments)``) when there are any.
+    ``library_symbols`` (``(symbol, number of memref arguments)``) when there are any, and the
+    C source ``interface`` (:func:`mlcir.runtime.c_interface.interface_source`) when given.
 
     ``function`` (a public function of the module) is looked up first when given: the engine
     compiles the whole module on its first lookup. An engine that has compiled nothing yet
@@ -115,10 +117,15 @@ def link_shared_object(engine: ExecutionEngine, path: str | Path, *,
             shim = Path(tmp) / "library_shim.c"
             shim.write_text(library_shim(library_symbols))
             sources.append(str(shim))
+        if interface is not None:
+            source = Path(tmp) / "interface.c"
+            source.write_text(interface)
+            sources.append(str(source))
         # -Bsymbolic: the library's own references (the slot table, its functions) never bind
         # to another loaded model's symbols of the same name.
-        cmd = ([compiler(), "-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", "-o", str(path)]
-               + sources + link_arguments())
+        cmd = ([compiler(), "-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", f"-I{include_dir()}",
+                "-o", str(path)]
+               + sources + link_arguments() + ["-lm"])
         result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         raise BuildError(f"linking {path.name} failed: {result.stderr.strip()[:2000]}")

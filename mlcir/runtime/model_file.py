@@ -211,7 +211,7 @@ def read_metadata(path: "str | os.PathLike[str]") -> dict[str, Any]:
         return _metadata(path, archive)
 
 
-def _metadata(path: Path, archive: zipfile.ZipFile) -> dict[str, Any]:
+def _metadata(path: Path, archive: zipfile.ZipFile, here: bool = True) -> dict[str, Any]:
     try:
         meta = json.loads(_read(path, archive, METADATA).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -226,13 +226,14 @@ def _metadata(path: Path, archive: zipfile.ZipFile) -> dict[str, Any]:
         raise LoadError(f"{path}: saved by mlcir {meta.get('mlcir_version')}, this is mlcir "
                         f"{__version__}; compiled code is tied to the version that built it "
                         "(recompile the model)")
-    here = _platform()
-    if meta.get("platform") != here:
+    machine = _platform()
+    if here and meta.get("platform") != machine:
         saved = meta.get("platform") or {}
         raise LoadError(f"{path}: compiled for {saved.get('machine')} ({saved.get('system')}), "
-                        f"this machine is {here['machine']} ({here['system']})")
+                        f"this machine is {machine['machine']} ({machine['system']}); its "
+                        f"target is '{meta.get('target')}'")
     missing = sorted(set(meta.get("cpu_features") or []) - set(cpu_features()))
-    if missing and cpu_features():
+    if here and missing and cpu_features():
         raise LoadError(f"{path}: compiled for a CPU with {', '.join(missing)}, which this CPU "
                         "lacks (recompile the model on this machine)")
     model_target(path, meta)
@@ -282,12 +283,14 @@ def model_library_functions(path: Path, meta: dict[str, Any]) -> dict[str, tuple
     return libs
 
 
-def read_library(path: "str | os.PathLike[str]") -> tuple[dict[str, Any], bytes]:
+def read_library(path: "str | os.PathLike[str]", *,
+                 here: bool = True) -> tuple[dict[str, Any], bytes]:
     """The checked ``metadata.json`` and the shared library of the saved model ``path`` (its
-    checksum verified; nothing is loaded)."""
+    checksum verified; nothing is loaded). ``here=False`` skips the checks that the model's
+    machine is this one (for a model run elsewhere or under emulation)."""
     path = Path(path)
     with _open(path) as archive:
-        meta = _metadata(path, archive)
+        meta = _metadata(path, archive, here)
         member = meta["shared_library"].get("file")
         if not isinstance(member, str):
             raise LoadError(f"{path}: {METADATA} is corrupt (no valid 'shared_library.file')")

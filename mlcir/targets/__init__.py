@@ -7,6 +7,7 @@ and builds and opens the tuner's candidates. Adding a target is one new module w
 is listed in ``_BACKENDS``.
 
     llvm  mlcir.targets.cpu   the host CPU through LLVM, the ExecutionEngine's JIT
+    llvm  mlcir.targets.cross with -mtriple/-mcpu/-mattr: ahead of time for exactly them
     cuda  mlcir.targets.cuda  gpu/nvvm kernels as PTX/cubin, the MLIR CUDA runtime
 """
 
@@ -26,6 +27,7 @@ from mlcir.runtime.signature import Signature
 from mlcir.target import Target
 
 from .cpu import CpuBackend
+from .cross import CrossBackend
 from .cuda import CudaBackend
 from .space_rules import SpaceFn
 
@@ -82,10 +84,15 @@ def _registry(*backends: Backend) -> dict[str, Backend]:
 
 
 _BACKENDS = _registry(CpuBackend(), CudaBackend())
+# ``llvm`` targets naming a triple, CPU or features: compiled ahead of time for them.
+_CROSS = CrossBackend()
 
 
 def backend_for(target: Target) -> Backend:
-    """The backend of ``target``'s kind."""
+    """The backend of ``target``'s kind (for ``llvm`` naming a triple, CPU or features, the
+    ahead-of-time one of :mod:`.cross`)."""
+    if target.kind == "llvm" and target.names_cpu:
+        return _CROSS
     try:
         return _BACKENDS[target.kind]
     except KeyError:

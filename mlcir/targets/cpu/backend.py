@@ -18,6 +18,7 @@ from mlir import ir
 from mlcir.errors import BuildError, LoadError
 from mlcir.passes import run_pipeline
 from mlcir.runtime.aot import SharedObject, compile_shared_object, link_shared_object
+from mlcir.runtime.c_interface import interface_source
 from mlcir.runtime.compile import PreparedModule
 from mlcir.runtime.executable import Executable
 from mlcir.runtime.jit import create_engine
@@ -67,12 +68,16 @@ class CpuBackend:
 
     def saved_library(self, executable: Executable) -> CompiledLibrary:
         """The code the JIT compiled, linked into a shared library with the shim that binds
-        library functions; it needs this CPU's vector extensions."""
+        library functions and the C interface (mlcir.h); it needs this CPU's vector
+        extensions."""
         symbols = [(symbol, len(specs)) for symbol, (_, specs) in executable.libraries.items()]
         with tempfile.TemporaryDirectory(prefix="mlcir-save-") as tmp:
+            names = [name for name, _ in executable.libraries.values()]
             path = link_shared_object(executable.engine, Path(tmp) / LIBRARY,
                                       library_symbols=symbols,
-                                      function=next(iter(executable.signatures)))
+                                      function=next(iter(executable.signatures)),
+                                      interface=interface_source(executable.signatures, names,
+                                                                 str(executable.target)))
             return CompiledLibrary(path.read_bytes(), cpu_features())
 
     def load(self, path: Path, target: Target, meta: dict[str, Any],
