@@ -6,8 +6,9 @@ Every role is a small protocol with its implementations beside it, given to
 (:mod:`.search`), cost model (:mod:`.cost_model`), feature extractor (:mod:`.features`),
 builder and runner in worker processes (:mod:`.builder`, :mod:`.runner`, working together in
 :mod:`.coordinator`), database (:mod:`.database`) and task scheduler (:mod:`.task_scheduler`)
-for the tasks of whole models (:mod:`.tasks`). ``mlcir.build(mod, records=db)`` applies the
-results.
+for the tasks of whole models (:mod:`.tasks`). :func:`default_schedule` is a kernel's schedule
+without tuning and the first candidate of its search. ``mlcir.build(mod, records=db)``
+applies the results (:mod:`.apply`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .records_file import RecordsFile
 from .runner import LocalRunner, Runner, RunResult
 from .search import (Candidate, DesignSpace, EvolutionarySearch, RandomSearch, SearchContext,
                      SearchStrategy)
-from .space import default_space
+from .space import default_schedule, default_space
 from .task_scheduler import GradientScheduler, RoundRobinScheduler, TaskScheduler
 from .tasks import Task, extract_tasks
 from .tune import TuneConfig, TuneResult, tune_kernel, tune_module
@@ -32,6 +33,7 @@ __all__ = ["BuildResult", "BuildRunCoordinator", "Builder", "Candidate", "CostMo
            "GradientScheduler", "LocalBuilder", "LocalRunner", "LoopNestFeatures", "RandomModel",
            "RandomSearch", "Record", "RecordsFile", "RoundRobinScheduler", "RunResult", "Runner",
            "SearchContext", "SearchStrategy", "Task", "TaskScheduler", "TrialResult",
-           "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_space",
+           "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_schedule",
+           "default_space",
            "evaluate", "extract_tasks", "random_inputs", "random_search", "tune_kernel",
            "tune_module", "workload_hash"]
