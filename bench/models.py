@@ -3,6 +3,12 @@ schedules) and naive (``schedule="none"``), next to onnxruntime; a 1024^3 matmul
 
     python bench/models.py [--models stem,bottleneck,...] [--threads 1,2] [--trials N]
 
+Models: ``stem`` (ResNet-50's 7x7/2 convolution and max pool at 224x224), ``bottleneck``
+(ResNet-50, 256 channels at 56x56), ``basic_block`` (64 channels at 56x56), ``mobilenet_v2``
+(two inverted-residual blocks, 24 channels at 56x56), ``bert256`` (a BERT-like encoder layer,
+128 tokens, width 256, 4 heads), ``mlp1``, ``mlp64``, ``cnn`` (MNIST), ``matmul1024``; and the
+small ``resnet`` and ``transformer`` of the tuned figures in docs/tuning.md.
+
 For each model (mlcir.testing.onnx_models, fixed seeds) and each thread count: the
 import+compile time with default schedules and without (``schedule="none"``), then two
 comparisons, timed in turns in this process on the same inputs (median of rounds):
@@ -58,6 +64,11 @@ MODELS: dict[str, Model] = {
     "mlp64": lambda: (om.mlp(batch=64), om.mlp_inputs(batch=64)),
     "cnn": lambda: (om.mnist_cnn(), om.mnist_cnn_inputs()),
 }
+DEFAULT_MODELS = list(MODELS)
+MODELS.update({  # the small models of issue 5's figures (docs/tuning.md)
+    "resnet": lambda: (om.resnet_block(), om.resnet_block_inputs()),
+    "transformer": lambda: (om.transformer_encoder(), om.transformer_encoder_inputs()),
+})
 MATMUL = "matmul1024"
 
 
@@ -173,8 +184,9 @@ FOOTER = ("ratios: onnxruntime latency / mlcir latency (above 1: mlcir is faster
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", default=",".join([*MODELS, MATMUL]),
-                        help=f"comma-separated, of {', '.join([*MODELS, MATMUL])}")
+    parser.add_argument("--models", default=",".join([*DEFAULT_MODELS, MATMUL]),
+                        help=f"comma-separated, of {', '.join([*MODELS, MATMUL])} (default: "
+                             "all but resnet and transformer)")
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--trials", type=int, default=0,
                         help="also tune each model with this many trials (default: 0, no "
