@@ -4,8 +4,9 @@ produces, the default schedule builds and matches numpy/onnxruntime; it is an or
 facts (golden register tiles for AVX-512 and AVX2, passed explicitly so the test does not
 depend on this machine); small kernels stay serial; the kinds the rules leave alone say why.
 
-Whole models are built with the defaults through the tuning-records path (each kernel's default
-trace committed as a record), the way ``mlcir.build`` will apply them.
+Whole models are built with the defaults of fixed facts through the tuning-records path (each
+kernel's default trace committed as a record); ``mlcir.build`` applies the host's defaults itself
+(tests/test_never_slower.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from mlcir.frontend import from_onnx
 from mlcir.schedule import Trace
 from mlcir.schedule.materialize import apply_schedule_script
 from mlcir.target import Target
-from mlcir.targets.cpu.defaults import decisions, default_schedule, fallback_reason
+from mlcir.targets.cpu.defaults import (decisions, default_schedule, fallback_reason,
+                                        parallel_threads)
 from mlcir.targets.cpu.facts import AVX2, AVX512, SSE, target_facts
 from mlcir.testing import kernels
 from mlcir.testing import onnx_models as om
@@ -228,6 +230,13 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
     sch = default_schedule(large, "llvm -threads=2", two)
     outer = next(inst.inputs[0] for inst in sch.trace.insts if inst.kind.name == "parallel")
     assert sch.get(outer).extent >= 2
+
+
+def test_parallel_only_when_the_target_threads_save_more_than_a_fork_join():
+    assert parallel_threads(1e9, 1) == 1  # one thread: serial, whatever the size
+    assert parallel_threads(40_000, 2) == 1  # saves 20 us of 40: less than a fork/join
+    assert parallel_threads(40_000, 4) == 4  # saves 30 us
+    assert parallel_threads(60_000, 2) == 2
 
 
 def test_target_facts_from_cpu_names():
