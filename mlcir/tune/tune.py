@@ -4,14 +4,13 @@ In the target's default design space, the first candidate of every task is the t
 default schedule (what ``mlcir.build`` gives a kernel without a record; marked
 ``default_schedule`` in its record, and a seed of the evolutionary population), so tuning is
 never slower than not tuning. Each round, the search strategy proposes candidates from the
-design space, the builder and
-runner build and time them (:mod:`.coordinator`), every result is written to the database as it
-finishes, and the cost model is retrained. The budget ``max_trials`` counts the records already
-in the database for that workload and target, so re-running with the same ``work_dir`` resumes
-an interrupted run (measured traces are never measured again, the cost model starts from their
-data). Whole models are split into tasks (one per distinct kernel, weighted by its calls) and a
-task scheduler spends each round on the task where the weighted latency is expected to drop
-most (round-robin when asked).
+design space, the builder and runner build and time them (:mod:`.coordinator`), every result
+is written to the database as it finishes, and the cost model is retrained. The budget
+``max_trials`` counts the records already in the database for that workload and target, so
+re-running with the same ``work_dir`` resumes an interrupted run (measured traces are never
+measured again, the cost model starts from their data). Whole models are split into tasks (one
+per distinct kernel, weighted by its calls) and a task scheduler spends each round on the task
+where the weighted latency is expected to drop most (round-robin when asked).
 
 Every role is an object behind a small protocol, given by its shorthand name or as an object
 (:class:`TuneConfig`; docs/tuning.md has the table).
