@@ -127,6 +127,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     import mlcir
 
     target = parse_target(args.target)
+    schedule = "none" if args.no_default_schedule else "default"
     records = _records(args.tuning_records)
     if records is not None:
         keys = sorted({r.target for r in records.records()})
@@ -143,9 +144,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if "graph" in dumps:
         _write_text(dumps["graph"], _asm(module))
     if "kernels" in dumps:
-        _write_text(dumps["kernels"], _asm(_kernels(module, records, target)))
+        _write_text(dumps["kernels"], _asm(_kernels(module, records, target, schedule)))
     output = args.output or Path(args.model).with_suffix(".mlcir").name
-    saved = mlcir.compile(module, target, output, records=records, pipeline=args.pipeline)
+    saved = mlcir.compile(module, target, output, records=records, schedule=schedule,
+                          pipeline=args.pipeline)
     if "llvm" in dumps:
         _write_text(dumps["llvm"], _asm(saved.lowered))
     if not args.quiet:
@@ -179,19 +181,15 @@ def _records(path: str | None) -> Any:
         raise CliError(f"--tuning-records: {error}") from None
 
 
-def _kernels(module: Any, records: Any, target: Any) -> Any:
-    """The loop-level kernels the build sees (tuned kernels scheduled), on a copy."""
+def _kernels(module: Any, records: Any, target: Any, schedule: str) -> Any:
+    """The loop-level kernels the build sees (each scheduled by its record or its default), on
+    a copy."""
     from mlcir.ir import clone_module
-    from mlcir.passes import run_pipeline
+    from mlcir.tune.apply import schedule_kernels
 
     with module.context:
         kernels = clone_module(module)
-        if records is not None:
-            from mlcir.tune.apply import apply_records
-
-            apply_records(kernels, records, target)
-        else:
-            run_pipeline(kernels, "mlcir-kernels")
+        schedule_kernels(kernels, target, records, defaults=schedule == "default")
     return kernels
 
 
@@ -467,8 +465,9 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("compile", help="compile a model into a saved model file",
-                       description="Import a model, compile it (applying tuning records when "
-                                   "given) and save the compiled model to one file that "
+                       description="Import a model, compile it (each kernel scheduled by its "
+                                   "tuning record when given, else by the target's default "
+                                   "schedule) and save the compiled model to one file that "
                                    "`mlcir run` and mlcir.load() read without recompiling. "
                                    "A cuda model compiles without a GPU or the NVIDIA driver "
                                    "and runs on a machine with both.")
@@ -478,9 +477,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--tuning-records", metavar="PATH",
                    help="apply the best schedules from a records file written by `mlcir tune "
                         "-o` or a tuning work_dir")
+    p.add_argument("--no-default-schedule", action="store_true",
+                   help="leave kernels without a tuning record unscheduled (the naive "
+                        "baseline) instead of giving them the target's default schedule")
     p.add_argument("--dump-mlir", nargs=2, action="append", metavar=("STAGE", "PATH"),
                    help="write the module at STAGE (graph: as imported; kernels: loop-level "
-                        "kernels, tuned ones scheduled; llvm: the LLVM dialect that is "
+                        "kernels, each scheduled by its record or its default; llvm: the LLVM dialect that is "
                         "compiled, for cuda the host code and the gpu.binary kernels) to PATH "
                         "('-': standard output); repeatable")
     p.add_argument("--pipeline", metavar="PIPELINE",

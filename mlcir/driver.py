@@ -2,8 +2,8 @@
 plain upstream MLIR) to an executable or straight to a saved model file, and a saved model
 back to an executable.
 
-The driver is the top of the stack: it parses the target, applies schedules from tuning
-records when given, prepares the module (:mod:`mlcir.runtime.compile`: signatures, library
+The driver is the top of the stack: it parses the target, schedules each kernel (from tuning
+records when given, else by the target's default schedule), prepares the module (:mod:`mlcir.runtime.compile`: signatures, library
 declarations) and hands it to the target's backend (:func:`mlcir.targets.backend_for`), which
 compiles, writes or loads it.
 """
@@ -21,47 +21,61 @@ from mlcir.target import Target
 from mlcir.targets import backend_for
 
 
-def _prepare(mod: Any, target: Target, records: Any) -> tuple[Any, PreparedModule]:
+SCHEDULES = ("default", "none")
+
+
+def _prepare(mod: Any, target: Target, records: Any,
+             schedule: str) -> tuple[Any, PreparedModule]:
     """The source module and a verified copy with its signatures and library declarations,
-    scheduled from ``records`` when given (with the static specialisations they tuned)."""
+    each kernel scheduled from ``records`` (with the static specialisations they tuned), else
+    by the target's default schedule (unless ``schedule`` is ``"none"``)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     module = as_module(mod)
     if records is None:
-        return module, prepare(module)
-    from mlcir.tune.apply import apply_records, with_specializations
+        prepared = prepare(module)
+    else:
+        from mlcir.tune.apply import with_specializations
 
-    prepared = prepare(with_specializations(module, records))
-    apply_records(prepared.work, records, target)
+        prepared = prepare(with_specializations(module, records))
+    if records is not None or schedule == "default":
+        from mlcir.tune.apply import schedule_kernels
+
+        schedule_kernels(prepared.work, target, records, defaults=schedule == "default")
     return module, prepared
 
 
 def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
-          pipeline: str | None = None) -> Executable:
+          schedule: str = "default", pipeline: str | None = None) -> Executable:
     """Compile ``mod`` for ``target`` and return an :class:`~mlcir.runtime.Executable`.
 
     ``mod`` may be a graph-level module, loop-level kernels, or plain upstream MLIR (functions
-    on tensors returning results, or on memrefs in destination-passing style). ``records``
-    (a tuning database, its work_dir, or a records file from ``mlcir tune -o``) applies the best
-    recorded schedule of each kernel measured on the same target. ``pipeline`` replaces the
-    target's default codegen pipeline.
+    on tensors returning results, or on memrefs in destination-passing style). Each kernel gets
+    the best schedule ``records`` (a tuning database, its work_dir, or a records file from
+    ``mlcir tune -o``) holds for it measured on the same target, else the target's default
+    schedule (:func:`mlcir.tune.default_schedule`); ``schedule="none"`` leaves kernels without
+    a record unscheduled (the naive baseline). ``pipeline`` replaces the target's default
+    codegen pipeline.
     """
     target = Target.parse(target)
-    module, prepared = _prepare(mod, target, records)
+    module, prepared = _prepare(mod, target, records, schedule)
     return backend_for(target).compile(prepared, target, pipeline=pipeline, keep=module)
 
 
 def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
-            records: Any = None, pipeline: str | None = None) -> SavedModel:
+            records: Any = None, schedule: str = "default",
+            pipeline: str | None = None) -> SavedModel:
     """Compile ``mod`` for ``target`` straight into the saved model ``path`` (what ``mlcir
     compile`` does); :func:`load` runs the file, in this process or another, later.
 
     For ``cuda`` nothing is run or JIT-compiled: the kernels become PTX/cubin and the host code
     a shared library, so this works on a machine without a GPU or the NVIDIA driver, and the
     file runs on one that has both (docs/cuda.md). For ``llvm`` it is :func:`build` followed by
-    :meth:`Executable.save`. ``records`` and ``pipeline`` are :func:`build`'s. Returns what was
-    written (path, metadata, signatures, the lowered module).
+    :meth:`Executable.save`. ``records``, ``schedule`` and ``pipeline`` are :func:`build`'s.
+    Returns what was written (path, metadata, signatures, the lowered module).
     """
     target = Target.parse(target)
-    _, prepared = _prepare(mod, target, records)
+    _, prepared = _prepare(mod, target, records, schedule)
     return backend_for(target).compile_to_file(prepared, target, Path(path), pipeline=pipeline)
 
 

@@ -55,6 +55,8 @@ def cpu_to_llvm(threads: int) -> list[str]:
         "convert-vector-to-llvm{vector-contract-lowering=outerproduct}",
         "convert-math-to-llvm",
         "convert-math-to-libm",
+        # math-to-libm scalarizes vector math (a vectorized erf) with vector.extract/insert.
+        "convert-vector-to-llvm",
         "convert-arith-to-llvm",
         "convert-index-to-llvm",
         "convert-ub-to-llvm",

@@ -295,10 +295,10 @@ def test_tune_then_compile_with_the_records_file(tmp_path, mlp_onnx, compiled):
     # The file really schedules kernels, through the Python API as well.
     from mlcir.frontend import from_onnx
     from mlcir.runtime.compile import prepare
-    from mlcir.tune.apply import apply_records
+    from mlcir.tune.apply import schedule_kernels
 
     work, _, _ = prepare(from_onnx(str(mlp_onnx)))
-    assert apply_records(work, str(records), "llvm")
+    assert list(schedule_kernels(work, "llvm", str(records), defaults=False))
     ex = mlcir.build(from_onnx(str(mlp_onnx)), records=str(records))
     _close(ex.main(inputs["x"]), outs["plain"])
     # Records of another target key are not applied, and the user is told.

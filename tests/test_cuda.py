@@ -99,7 +99,8 @@ def emulate(mod, *inputs: np.ndarray) -> np.ndarray:
         run_pipeline(probe, ", ".join(cpu_frontend() + cpu_bufferize() + [
             "inline", "symbol-dce", "mlcir-gpu-map{launch=0}"]))
         assert "#gpu.thread<x>" in str(probe)  # the serial run covers mapped loops
-    return mlcir.build(work, pipeline=EMULATE).main(*inputs)
+    # Unscheduled kernels (no default CPU schedule): the GPU mapping is what is emulated.
+    return mlcir.build(work, pipeline=EMULATE, schedule="none").main(*inputs)
 
 
 def bound_matmul(m=64, n=64, k=32, tile=16) -> mlcir.Schedule:

@@ -1,11 +1,12 @@
-"""Default CPU schedules (mlcir.targets.cpu_defaults): for every kernel kind the graph lowering
+"""Default CPU schedules (mlcir.targets.cpu.defaults): for every kernel kind the graph lowering
 produces, the default schedule builds and matches numpy/onnxruntime; it is an ordinary trace
 (JSON round trip, transform script applied by ``mlcir-opt``); its decisions follow the target's
 facts (golden register tiles for AVX-512 and AVX2, passed explicitly so the test does not
 depend on this machine); small kernels stay serial; the kinds the rules leave alone say why.
 
-Whole models are built with the defaults through the tuning-records path (each kernel's default
-trace committed as a record), the way ``mlcir.build`` will apply them.
+Whole models are built with the defaults of fixed facts through the tuning-records path (each
+kernel's default trace committed as a record); ``mlcir.build`` applies the host's defaults itself
+(tests/test_never_slower.py).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from mlcir.frontend import from_onnx
 from mlcir.schedule import Trace
 from mlcir.schedule.materialize import apply_schedule_script
 from mlcir.target import Target
-from mlcir.targets.cpu_defaults import decisions, default_schedule, fallback_reason
-from mlcir.targets.cpu_facts import AVX2, AVX512, SSE, target_facts
+from mlcir.targets.cpu.defaults import (decisions, default_schedule, fallback_reason,
+                                        parallel_threads)
+from mlcir.targets.cpu.facts import AVX2, AVX512, SSE, target_facts
 from mlcir.testing import kernels
 from mlcir.testing import onnx_models as om
 from mlcir.testing.graph_kernels import build_graph_function, models, reference
 from mlcir.tune import Database, Record, extract_tasks
-from mlcir.tune.space import default_space
 
 TARGET = "llvm -threads=1"
 FACTS = replace(AVX512, threads=1)
@@ -42,7 +43,7 @@ SCHEDULED = {"batch_matmul", "conv2d", "conv2d_strided_padded_bias_relu",
 def _schedules(module, target: str = TARGET):
     with module.context:
         tasks = extract_tasks(module)
-    return [(task, default_schedule(task.module, target, default_space, FACTS))
+    return [(task, default_schedule(task.module, target, FACTS))
             for task in tasks]
 
 
@@ -74,7 +75,7 @@ def test_unscheduled_kinds_say_why(name):
     module = build_graph_function(inputs, body)
     for task, sch in _schedules(module):
         assert not sch.trace.insts
-        assert fallback_reason(task.module, TARGET, default_space, FACTS)
+        assert fallback_reason(task.module, TARGET, FACTS)
 
 
 def test_scheduled_kinds_have_no_fallback_reason():
@@ -82,7 +83,7 @@ def test_scheduled_kinds_have_no_fallback_reason():
     module = build_graph_function(inputs, body)
     with module.context:
         (task,) = extract_tasks(module)
-    assert fallback_reason(task.module, TARGET, default_space, FACTS) is None
+    assert fallback_reason(task.module, TARGET, FACTS) is None
 
 
 def _attention_scores(batch: int = 2, tokens: int = 16, depth: int = 8):
@@ -167,7 +168,7 @@ def conv_kernel():
 
 
 def test_trace_round_trips_and_replays(conv_kernel):
-    sch = default_schedule(conv_kernel, TARGET, default_space, FACTS)
+    sch = default_schedule(conv_kernel, TARGET, FACTS)
     assert sch.trace.insts
     again = Trace.from_json(sch.trace.to_json_string())
     assert again.as_json() == sch.trace.as_json()
@@ -182,7 +183,7 @@ def test_trace_round_trips_and_replays(conv_kernel):
 
 
 def test_transform_script_applies_with_mlcir_opt(conv_kernel, tmp_path):
-    sch = default_schedule(conv_kernel, TARGET, default_space, FACTS)
+    sch = default_schedule(conv_kernel, TARGET, FACTS)
     script = sch.as_transform()
     payload = mlcir.parse(str(conv_kernel), context=sch.context)
     with sch.context, ir.Location.unknown():
@@ -200,7 +201,7 @@ def test_transform_script_applies_with_mlcir_opt(conv_kernel, tmp_path):
 
 def _register_tile(facts, m: int = 256, n: int = 256, k: int = 256) -> tuple[int, int, int]:
     text, _ = kernels.matmul(m, n, k)
-    found = decisions(default_schedule(text, TARGET, default_space, facts))
+    found = decisions(default_schedule(text, TARGET, facts))
     (rows, cols, reduction) = [d for kind, d in found if kind == "sample_perfect_tile"]
     return rows[-1], cols[-1], reduction[-1]
 
@@ -223,12 +224,19 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
     large, _ = kernels.matmul(512, 512, 512)
     two = replace(AVX512, threads=2)
     for text, parallel in [(small, False), (large, True)]:
-        sch = default_schedule(text, "llvm -threads=2", default_space, two)
+        sch = default_schedule(text, "llvm -threads=2", two)
         assert any(inst.kind.name == "parallel" for inst in sch.trace.insts) == parallel
     # The outer loop of a parallel schedule has at least one iteration per thread.
-    sch = default_schedule(large, "llvm -threads=2", default_space, two)
+    sch = default_schedule(large, "llvm -threads=2", two)
     outer = next(inst.inputs[0] for inst in sch.trace.insts if inst.kind.name == "parallel")
     assert sch.get(outer).extent >= 2
+
+
+def test_parallel_only_when_the_target_threads_save_more_than_a_fork_join():
+    assert parallel_threads(1e9, 1) == 1  # one thread: serial, whatever the size
+    assert parallel_threads(40_000, 2) == 1  # saves 20 us of 40: less than a fork/join
+    assert parallel_threads(40_000, 4) == 4  # saves 30 us
+    assert parallel_threads(60_000, 2) == 2
 
 
 def test_target_facts_from_cpu_names():

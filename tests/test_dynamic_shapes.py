@@ -185,7 +185,7 @@ def test_tuned_sizes_dispatch_to_their_tuned_kernels(tmp_path):
          "random", "--quiet", "--input-shapes", "x:[1,784]", "x:[8,784]"],
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    from mlcir.tune.apply import apply_records, as_database
+    from mlcir.tune.apply import as_database, schedule_kernels
 
     db = as_database(tmp_path / "records.json")
     assert [s.shape_dict() for s in db.specializations] == [{"x": [1, 784]}, {"x": [8, 784]}]
@@ -199,7 +199,7 @@ def test_tuned_sizes_dispatch_to_their_tuned_kernels(tmp_path):
     from mlcir.tune.apply import with_specializations
 
     mod = with_specializations(from_onnx(model), db)
-    scheduled = apply_records(mod, db, "llvm")
+    scheduled = schedule_kernels(mod, "llvm", db, defaults=False)
     kernels = {op.sym_name.value: op for op in mod.body.operations
                if isinstance(op, func.FuncOp)}
     assert scheduled

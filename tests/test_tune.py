@@ -229,13 +229,13 @@ def test_tuned_mlp_matches_numpy(tmp_path):
     ref = mlp.reference(x, params)
     np.testing.assert_allclose(ex.main(x), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
     # records from another target are not applied
-    from mlcir.tune.apply import apply_records
+    from mlcir.tune.apply import schedule_kernels
 
     with module.context:
         other = mlcir.ir.clone_module(module)
-        assert apply_records(other, db, "llvm -threads=2") == []
+        assert list(schedule_kernels(other, "llvm -threads=2", db, defaults=False)) == []
         other = mlcir.ir.clone_module(module)
-        assert apply_records(other, db, "llvm -threads=1")
+        assert list(schedule_kernels(other, "llvm -threads=1", db, defaults=False))
 
 
 def test_cost_model_ranks_better_than_chance():
@@ -460,7 +460,7 @@ class CheckingRunner:
 def test_user_written_roles_are_called_and_their_record_applies(tmp_path):
     """Every role is swappable: a strategy, feature extractor, cost model, database and runner
     written here tune a model's kernel; the record applies and computes the right numbers."""
-    from mlcir.tune.apply import apply_records
+    from mlcir.tune.apply import schedule_kernels
 
     text = """
     func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
@@ -487,7 +487,7 @@ def test_user_written_roles_are_called_and_their_record_applies(tmp_path):
                                         for r in db.committed)
     assert not (tmp_path / "database").exists()  # the user's database was the only one
     with model.context:
-        assert apply_records(mlcir.ir.clone_module(model), db, target) == ["fused_matmul_relu"]
+        assert list(schedule_kernels(mlcir.ir.clone_module(model), target, db, defaults=False)) == ["fused_matmul_relu"]
     ex = mlcir.build(model, target=target, records=db)
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((4, 8), np.float32), rng.standard_normal((8, 16), np.float32)

@@ -2,9 +2,9 @@
 
 :func:`backend_for` finds a target's backend by its kind; nothing else in mlcir branches on
 the kind. A backend compiles a prepared module to an executable or to a saved model, loads a
-saved model, makes the library an executable is saved with, gives the tuner its design space,
-and builds and opens the tuner's candidates. Adding a target is one new module whose backend
-is listed in ``_BACKENDS``.
+saved model, makes the library an executable is saved with, gives a kernel its default
+schedule and the tuner its design space, and builds and opens the tuner's candidates. Adding a
+target is one new module whose backend is listed in ``_BACKENDS``.
 
     llvm  mlcir.targets.cpu   the host CPU through LLVM, the ExecutionEngine's JIT
     llvm  mlcir.targets.cross with -mtriple/-mcpu/-mattr: ahead of time for exactly them
@@ -24,6 +24,7 @@ from mlcir.runtime.executable import Executable
 from mlcir.runtime.model_file import CompiledLibrary, SavedModel
 from mlcir.runtime.saving import register_library_maker
 from mlcir.runtime.signature import Signature
+from mlcir.schedule import Schedule
 from mlcir.target import Target
 
 from .cpu import CpuBackend
@@ -56,6 +57,11 @@ class Backend(Protocol):
 
     def design_space(self, target: Target) -> SpaceFn:
         """The default design space of the tuner."""
+
+    def default_schedule(self, kernel: ir.Module, target: Target) -> Schedule:
+        """The schedule a kernel without a tuning record gets (``mlcir.build``) and the first
+        candidate of its search: chosen from the target without measuring; an empty trace
+        leaves the kernel to the target's pipeline."""
 
     def build_candidate(self, scheduled: ir.Module, target: Target, out_path: str) -> None:
         """The tuner's builder: lower a scheduled kernel (in place) into the shared library

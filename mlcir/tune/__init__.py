@@ -6,9 +6,10 @@ Every role is a small protocol with its implementations beside it, given to
 (:mod:`.search`), cost model (:mod:`.cost_model`), feature extractor (:mod:`.features`),
 builder and runner in worker processes (:mod:`.builder`, :mod:`.runner`, working together in
 :mod:`.coordinator`), database (:mod:`.database`) and task scheduler (:mod:`.task_scheduler`)
-for the tasks of whole models (:mod:`.tasks`). ``mlcir.build(mod, records=db)`` applies the
-results; :func:`report` turns work dirs into CSV tables and plots (:mod:`.report`; each run's
-manifest is :mod:`.run_info`'s ``run.json``).
+for the tasks of whole models (:mod:`.tasks`). :func:`default_schedule` is a kernel's schedule
+without tuning and the first candidate of its search. ``mlcir.build(mod, records=db)``
+applies the results (:mod:`.apply`); :func:`report` turns work dirs into CSV tables and plots
+(:mod:`.report`; each run's manifest is :mod:`.run_info`'s ``run.json``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .report import report
 from .runner import LocalRunner, Runner, RunResult
 from .search import (Candidate, DesignSpace, EvolutionarySearch, RandomSearch, SearchContext,
                      SearchStrategy)
-from .space import default_space
+from .space import default_schedule, default_space
 from .task_scheduler import GradientScheduler, RoundRobinScheduler, TaskScheduler
 from .tasks import Task, extract_tasks
 from .tune import TuneConfig, TuneResult, tune_kernel, tune_module
@@ -34,6 +35,7 @@ __all__ = ["BuildResult", "BuildRunCoordinator", "Builder", "Candidate", "CostMo
            "GradientScheduler", "LocalBuilder", "LocalRunner", "LoopNestFeatures", "RandomModel",
            "RandomSearch", "Record", "RecordsFile", "RoundRobinScheduler", "RunResult", "Runner",
            "SearchContext", "SearchStrategy", "Task", "TaskScheduler", "TrialResult",
-           "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_space",
-           "evaluate", "extract_tasks", "random_inputs", "random_search", "report", "tune_kernel",
+           "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_schedule",
+           "default_space", "evaluate", "extract_tasks", "random_inputs", "random_search",
+           "report", "tune_kernel",
            "tune_module", "workload_hash"]

@@ -1,9 +1,10 @@
-"""Applying tuning records: each kernel of a model gets its best recorded schedule.
+"""Scheduling a model's kernels for a build: each gets its best record, else its default.
 
-Used by ``mlcir.build(mod, records=...)``: the model is lowered to kernels as tuning saw them,
-each kernel is identified by its workload hash, and the fastest record measured on the same
-target replaces the kernel by its scheduled version. Kernels without a record keep the default
-lowering. No search happens.
+Used by ``mlcir.build`` and ``mlcir.compile``: the model is lowered to kernels as tuning saw
+them, each kernel is identified by its workload hash, and the fastest record measured on the
+same target (``records=``) replaces the kernel by its scheduled version. Kernels without a
+record get the target's default schedule (``schedule="none"`` leaves them unscheduled, the
+naive baseline). No search happens.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mlcir.target import Target
 
 from .database import Database, DatabaseError, TuningDatabase, workload_hash
 from .records_file import RecordsFile
+from .space import default_schedule
 from .tasks import extract_kernel, kernel_functions, workload_kernel
 
 
@@ -61,29 +63,60 @@ def with_specializations(module: ir.Module, records: Any) -> ir.Module:
     return copy
 
 
-def apply_records(module: ir.Module, records: Any, target: Target | str) -> list[str]:
-    """Schedule every kernel of ``module`` (in place) with its best record; returns the names
-    of the kernels that got one."""
-    db = as_database(records)
-    key = Target.parse(target).key
-    applied = []
+def schedule_kernels(module: ir.Module, target: Target | str, records: Any = None, *,
+                     defaults: bool = True) -> dict[str, str]:
+    """Schedule every kernel of ``module`` in place: with its fastest record measured on
+    ``target`` when ``records`` has one, else (``defaults``) with the target's default schedule
+    (:func:`.space.default_schedule`). Returns how each kernel that was scheduled got its
+    schedule, ``{name: "record" | "default"}``; a default with an empty trace leaves the
+    kernel as it is.
+
+    A record always wins over computing a default: the tuner measures the default as its
+    first candidate (a record marked ``default_schedule``), so the fastest record is the
+    default itself where nothing measured faster."""
+    target = Target.parse(target)
+    db = as_database(records) if records is not None else None
+    decided: dict[str, tuple[str, dict[str, Any] | None]] = {}  # workload -> (source, trace)
+    scheduled: dict[str, str] = {}
     with module.context, ir.Location.unknown():
         run_pipeline(module, "mlcir-kernels")
         for fn in kernel_functions(module):
             kernel = extract_kernel(fn)  # scheduled as the model calls it (destinations kept)
-            best = db.best(workload_hash(workload_kernel(kernel)), key)
-            if not best:
+            workload = workload_kernel(kernel)
+            key = workload_hash(workload)
+            if key not in decided:
+                decided[key] = _decide(workload, key, target, db, defaults)
+            source, trace = decided[key]
+            if trace is None:
                 continue
-            sch = Schedule(kernel)
-            Trace.from_json(best[0].trace).apply_to_schedule(sch)
-            scheduled = next(op for op in sch.mod.body.operations
-                             if ir.StringAttr(op.attributes["sym_name"]).value == "main")
-            with ir.InsertionPoint(fn):
-                new = scheduled.operation.clone()
-            name = fn.sym_name.value
-            for attr in ("sym_name", "sym_visibility"):
-                if attr in fn.attributes:
-                    new.attributes[attr] = fn.attributes[attr]
-            fn.operation.erase()
-            applied.append(name)
-    return applied
+            scheduled[fn.sym_name.value] = source
+            _replace(fn, kernel, trace)
+    return scheduled
+
+
+def _decide(workload: ir.Module, key: str, target: Target, db: TuningDatabase | None,
+            defaults: bool) -> tuple[str, dict[str, Any] | None]:
+    """Where a workload's schedule comes from and its trace (None: left unscheduled)."""
+    best = db.best(key, target.key) if db is not None else []
+    if best:
+        return "record", best[0].trace
+    if defaults:
+        trace = default_schedule(workload, target).trace
+        if trace.insts:
+            return "default", trace.as_json()
+    return "none", None
+
+
+def _replace(fn: Any, kernel: ir.Module, trace: dict[str, Any]) -> None:
+    """Replace kernel function ``fn`` by ``kernel`` scheduled with ``trace``."""
+    sch = Schedule(kernel)
+    Trace.from_json(trace).apply_to_schedule(sch)
+    scheduled = next(op for op in sch.mod.body.operations
+                     if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+    with ir.InsertionPoint(fn):
+        new = scheduled.operation.clone()
+    for attr in ("sym_name", "sym_visibility"):
+        if attr in fn.attributes:
+            new.attributes[attr] = fn.attributes[attr]
+    fn.operation.erase()
+

@@ -5,7 +5,8 @@ records=)`` use); :class:`Database` is the JSON-lines implementation, the defaul
 ``<work_dir>/database/workloads.json`` holds one line per workload (a kernel, identified by a
 structural hash), ``records.json`` one line per measured candidate: the workload, the target it
 was measured on, the decided trace, the measured seconds (or why the candidate failed) and its
-cost-model features. Every line carries the schema version. A record is written (and flushed)
+cost-model features, and whether the trace is the target's default schedule (the tuner's
+first candidate). Every line carries the schema version. A record is written (and flushed)
 as soon as its measurement finishes, so a killed run loses nothing already measured, and a
 re-run with the same ``work_dir`` resumes from it. A corrupt or truncated line is reported
 with its file and line number and skipped; a last line without its newline (a killed writer's)
@@ -63,6 +64,7 @@ class Record:
     timestamp: float = field(default_factory=time.time)
     # How the candidate was proposed (strategy, round, trial, prediction): for reports.
     info: dict[str, Any] | None = None
+    default_schedule: bool = False  # the trace is the target's default schedule
 
     @property
     def ok(self) -> bool:
@@ -188,7 +190,8 @@ class Database:
             try:
                 rec = Record(data["workload"], data["target"], data["trace"], data.get("run_secs"),
                              data.get("error"), data.get("features"), data.get("build_secs"),
-                             data.get("timestamp", 0.0), data.get("info"))
+                             data.get("timestamp", 0.0), data.get("info"),
+                             data.get("default_schedule", False))
                 if not isinstance(rec.trace, dict):
                     raise KeyError("trace")
             except KeyError as error:

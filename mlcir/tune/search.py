@@ -4,7 +4,8 @@ A :class:`SearchStrategy` proposes candidates for one task at a time from its
 :class:`SearchContext` (the kernel, its design space, the cost model, the feature extractor,
 what is already measured and the task's random state), so one strategy object serves every
 task of a model. ``RandomSearch`` draws fresh samples of the space. ``EvolutionarySearch`` is
-MetaSchedule's: a population of the best measured traces plus fresh samples evolves for a few
+MetaSchedule's: a population of the best measured traces, the target's default schedule (a
+seed: mutants of it are the neighbours of a good start) and fresh samples evolves for a few
 generations by mutating sampled decisions (a mutant replays its trace with one decision drawn
 afresh), parents chosen in proportion to the cost model's predicted score; the best predicted
 unmeasured candidates are measured, plus an ``epsilon`` share of random ones (epsilon-greedy).
@@ -57,11 +58,21 @@ class SearchContext:
     rng: random.Random
     measured: set[str] = field(default_factory=set)            # trace keys
     best_traces: list[dict[str, Any]] = field(default_factory=list)  # fastest first
+    default_trace: dict[str, Any] | None = None  # the target's default schedule: a seed
 
     def candidate(self, sch: Schedule) -> Candidate:
         """The candidate of a shaped schedule: its trace, features and key."""
         data = sch.trace.as_json()
         return Candidate(data, self.feature_extractor.extract(sch), trace_key(data))
+
+    def replayed(self, trace: dict[str, Any]) -> Candidate | None:
+        """The candidate of ``trace`` replayed on the kernel (None if it no longer applies)."""
+        sch = Schedule(self.kernel)
+        try:
+            Trace.from_json(trace).apply_to_schedule(sch)
+        except ScheduleError:
+            return None
+        return self.candidate(sch)
 
 
 class SearchStrategy(Protocol):
@@ -142,14 +153,11 @@ class EvolutionarySearch:
         self.epsilon = epsilon
 
     def _initial(self, cx: SearchContext) -> list[Candidate]:
-        pop: list[Candidate] = []
-        for data in cx.best_traces[:self.init_measured]:
-            sch = Schedule(cx.kernel)
-            try:
-                Trace.from_json(data).apply_to_schedule(sch)
-            except ScheduleError:
-                continue
-            pop.append(cx.candidate(sch))
+        """The best measured traces and the default schedule, then fresh samples."""
+        seeds = cx.best_traces[:self.init_measured]
+        if cx.default_trace is not None and cx.default_trace not in seeds:
+            seeds = seeds + [cx.default_trace]
+        pop = [c for c in map(cx.replayed, seeds) if c is not None]
         draws = self.population * 4
         while len(pop) < self.population and draws > 0:
             draws -= 1

@@ -1,13 +1,16 @@
 """``tune_kernel`` and ``tune_module``: MetaSchedule's tuning loop, on mlcir's parts.
 
-Each round, the search strategy proposes candidates from the design space, the builder and
-runner build and time them (:mod:`.coordinator`), every result is written to the database as it
-finishes, and the cost model is retrained. The budget ``max_trials`` counts the records already
-in the database for that workload and target, so re-running with the same ``work_dir`` resumes
-an interrupted run (measured traces are never measured again, the cost model starts from their
-data). Whole models are split into tasks (one per distinct kernel, weighted by its calls) and a
-task scheduler spends each round on the task where the weighted latency is expected to drop
-most (round-robin when asked).
+In the target's default design space, the first candidate of every task is the target's
+default schedule (what ``mlcir.build`` gives a kernel without a record; marked
+``default_schedule`` in its record, and a seed of the evolutionary population), so tuning is
+never slower than not tuning. Each round, the search strategy proposes candidates from the
+design space, the builder and runner build and time them (:mod:`.coordinator`), every result
+is written to the database as it finishes, and the cost model is retrained. The budget
+``max_trials`` counts the records already in the database for that workload and target, so
+re-running with the same ``work_dir`` resumes an interrupted run (measured traces are never
+measured again, the cost model starts from their data). Whole models are split into tasks (one
+per distinct kernel, weighted by its calls) and a task scheduler spends each round on the task
+where the weighted latency is expected to drop most (round-robin when asked).
 
 Every role is an object behind a small protocol, given by its shorthand name or as an object
 (:class:`TuneConfig`; docs/tuning.md has the table).
@@ -43,6 +46,7 @@ from .run_info import record_run, role_settings, run_manifest
 from .runner import Runner, make_runner
 from .search import (Candidate, DesignSpace, SearchContext, SearchStrategy, make_space,
                      make_strategy)
+from .space import default_schedule
 from .task_scheduler import TaskScheduler, make_task_scheduler
 from .tasks import Task, extract_tasks, flops
 
@@ -51,8 +55,9 @@ from .tasks import Task, extract_tasks, flops
 class TuneConfig:
     """One tuning run: its budget and its roles, each an object or its shorthand name.
 
-    ``space="default"`` is :func:`~mlcir.tune.space.default_space` of the target; ``builders``
-    is the number of processes of ``builder="local"``; ``database=None`` is a
+    ``space="default"`` is :func:`~mlcir.tune.space.default_space` of the target, searched
+    from the target's default schedule (a user's space is searched from its own samples);
+    ``builders`` is the number of processes of ``builder="local"``; ``database=None`` is a
     :class:`Database` in ``work_dir``.
     """
 
@@ -105,6 +110,7 @@ class TaskTuner:
     seed: int
     progress: Progress
     max_trials: int
+    start_from_default: bool = True  # the target's default schedule is the first candidate
     history: list[float] = field(default_factory=list)  # best latency after each round
     exhausted: bool = False
     strategy_name: str = ""  # written into each record's ``info``, for reports
@@ -118,10 +124,14 @@ class TaskTuner:
         if measured:
             self.model.update(self.workload, [r.features for r in measured],
                               [r.mean_secs for r in measured])
+        default = default_schedule(self.task.module, self.target).trace.as_json() \
+            if self.start_from_default else None
         self.cx = SearchContext(self.task.module, self.space, self.model,
                                 self.feature_extractor, random.Random(self.seed + len(records)),
                                 {r.trace_key for r in records},
-                                [r.trace for r in self.db.best(self.workload, self.key, k=16)])
+                                [r.trace for r in self.db.best(self.workload, self.key, k=16)],
+                                default)
+        self.default_key = trace_key(default) if default is not None else None
         self.prepared = False
         rounds = [r.info.get("round") for r in records if isinstance(r.info, dict)]
         self.rounds = 1 + max((n for n in rounds if isinstance(n, int)), default=-1)
@@ -151,7 +161,10 @@ class TaskTuner:
         if not self.prepared:
             self.coordinator.prepare(self.workload, self.task.module)
             self.prepared = True
-        candidates = self.strategy.generate(self.cx, count)
+        candidates = self._default_first(count)
+        if count > len(candidates):
+            candidates += [c for c in self.strategy.generate(self.cx, count - len(candidates))
+                           if c.key != self.default_key]
         if not candidates:
             self.exhausted = True
             return 0
@@ -162,7 +175,8 @@ class TaskTuner:
         def on_result(result: TrialResult) -> None:
             key = trace_key(result.trace)
             rec = Record(self.workload, self.key, result.trace, result.run_secs, result.error,
-                         features[key], result.build_secs, info=info[key])
+                         features[key], result.build_secs, info=info[key],
+                         default_schedule=key == self.default_key)
             self.db.commit_record(rec)
             self.cx.measured.add(key)
             note = f"{self.task.name}: " + (f"{rec.mean_secs * 1e3:.3f} ms" if rec.ok
@@ -196,6 +210,14 @@ class TaskTuner:
                            "predicted_secs": best / score if math.isfinite(best) and score > 0
                            else None}
         return info
+
+    def _default_first(self, count: int) -> list[Candidate]:
+        """The default schedule while it is not measured: the first candidate of the search,
+        so the best record is never slower than what ``mlcir.build`` gives without one."""
+        if count <= 0 or self.cx.default_trace is None or self.default_key in self.cx.measured:
+            return []
+        default = self.cx.replayed(self.cx.default_trace)
+        return [default] if default is not None else []
 
     def result(self) -> TuneResult | None:
         best = self.db.best(self.workload, self.key)
@@ -251,7 +273,8 @@ def _tune_tasks(tasks: list[Task], config: TuneConfig) -> tuple[TuningDatabase, 
         tuners = [TaskTuner(task, db, target, space, strategy, model, extractor, coordinator,
                             seed=seed + i, progress=progress,
                             max_trials=config.max_trials_per_task,
-                            strategy_name=role_settings(config.strategy)["name"])
+                            strategy_name=role_settings(config.strategy)["name"],
+                            start_from_default=config.space == "default")
                   for i, task in enumerate(tasks)]
         record_run(work_dir, run_manifest(_run_settings(config, tuners)))
         progress.done = sum(t.trials for t in tuners)

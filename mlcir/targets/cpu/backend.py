@@ -27,9 +27,11 @@ from mlcir.runtime.model_file import (LIBRARY, METADATA, CompiledLibrary, SavedM
                                       cpu_features, metadata, model_library_functions,
                                       model_signatures, write_model)
 from mlcir.runtime.signature import Signature
+from mlcir.schedule import Schedule
 from mlcir.target import Target
 
 from ..space_rules import SpaceFn
+from .defaults import default_schedule
 from .space import cpu_space
 
 
@@ -107,6 +109,10 @@ class CpuBackend:
 
     def design_space(self, target: Target) -> SpaceFn:
         return cpu_space(target)
+
+    def default_schedule(self, kernel: ir.Module, target: Target) -> Schedule:
+        """The design space with decisions chosen from the target's facts (:mod:`.defaults`)."""
+        return default_schedule(kernel, target)
 
     def build_candidate(self, scheduled: ir.Module, target: Target, out_path: str) -> None:
         """Lower with the target's pipeline and link a shared library."""

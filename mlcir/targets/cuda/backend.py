@@ -34,6 +34,7 @@ from mlcir.runtime.library import CallbackErrors
 from mlcir.runtime.model_file import (LIBRARY, METADATA, CompiledLibrary, SavedModel, metadata,
                                       model_signatures, write_model)
 from mlcir.runtime.signature import Signature
+from mlcir.schedule import Schedule
 from mlcir.target import Target
 
 from ..space_rules import SpaceFn
@@ -131,6 +132,11 @@ class CudaBackend:
 
     def design_space(self, target: Target) -> SpaceFn:
         return gpu_space(target)
+
+    def default_schedule(self, kernel: ir.Module, target: Target) -> Schedule:  # noqa: ARG002 - the protocol's
+        """The unscheduled kernel (an empty trace): the ``mlcir-cuda`` pipeline maps its loops
+        to blocks and threads by its default mapping, as before default schedules."""
+        return Schedule(kernel)
 
     def build_candidate(self, scheduled: ir.Module, target: Target, out_path: str) -> None:
         """Kernels to PTX/cubin, host code into a shared library: no GPU needed."""

@@ -1,6 +1,6 @@
 """What a CPU target offers a schedule: its vector ISA, registers, caches and threads.
 
-Default schedules (:mod:`.cpu_defaults`) choose tile sizes from these facts without measuring,
+Default schedules (:mod:`.defaults`) choose tile sizes from these facts without measuring,
 as IREE's ``KernelDispatch.cpp`` does from the target's CPU features. For ``llvm`` on the host
 they are read from the machine (``/proc/cpuinfo`` flags, ``/sys/devices/system/cpu/cpu0/cache``,
 the CPUs this process may run on); a target naming a CPU (``-mcpu=``) or features (``-mattr=``)

@@ -29,9 +29,11 @@ Rules (see docs/tuning.md, "Default schedules", for the measurements):
   of L2, so each panel is reused from L2 across the register tiles of the other.
 - **Other spatial dims** (batch, a convolution's output rows): one at a time inside (IREE's
   ``OH = 1``), all parallelism outside.
-- **Threads**: parallel only when the kernel's estimated serial time (vectorized FMAs for
-  reduction blocks, elements for the rest) exceeds ``PARALLEL_MIN_NS``: an OpenMP fork/join
-  costs microseconds, and two threads must never be slower than one. Then the cache tiles
+- **Threads** (the target's ``-threads``, else the machine's): parallel only when the time
+  the threads save on the kernel's estimated serial time (vectorized FMAs for reduction
+  blocks, elements for the rest), ``serial * (1 - 1/threads)``, exceeds half of
+  ``PARALLEL_MIN_NS`` (50 us of serial work on 2 threads): an OpenMP fork/join costs
+  microseconds, and two threads must never be slower than one. Then the cache tiles
   shrink until the outer loops have at least ``threads`` iterations.
 - **Loop order**: spatial tiles outside the reduction (so the init is per tile and epilogues
   attach to the outer tile). **Unroll** the inner reduction loop by 4 when it divides.
@@ -60,7 +62,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from mlir import ir
 
@@ -71,13 +73,12 @@ from mlcir.schedule.state import REDUCTION, SPATIAL, Block
 from mlcir.schedule import BlockRV, ExprRV, LoopRV
 from mlcir.target import Target
 
-from .cpu_facts import CpuFacts, target_facts
+from .facts import CpuFacts, target_facts
+from .space import cpu_space
 
-SpaceFn = Callable[[Schedule], None]
-SpaceFactory = Callable[[Target], SpaceFn]
-
-# A kernel estimated to run longer than this serially gets parallel outer loops: an OpenMP
-# parallel region costs a few microseconds to start and join on this class of machine.
+# Parallel outer loops must save more than half of this (parallel_threads): an OpenMP
+# parallel region costs a few microseconds to start and join on this class of machine, and
+# two threads must never be slower than one.
 PARALLEL_MIN_NS = 50_000.0
 # Serial-time estimate: f32 FMAs per ns of a vectorized register tile (two FMA ports x a
 # 16-lane vector is 32 at best; half of it with loads), elements per ns elsewhere.
@@ -279,6 +280,15 @@ def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
     return total
 
 
+def parallel_threads(serial_ns: float, threads: int) -> int:
+    """The threads a kernel estimated at ``serial_ns`` runs on: all ``threads`` when they save
+    more than the fork/join costs (``serial_ns * (1 - 1/threads) > PARALLEL_MIN_NS / 2``: 50 us
+    of serial work on 2 threads, 34 us on 4), else 1."""
+    if threads > 1 and serial_ns * (1 - 1 / threads) > PARALLEL_MIN_NS / 2:
+        return threads
+    return 1
+
+
 def _body_ops(sch: Schedule) -> dict[tuple[str, str], set[str]]:
     """The operation names in each block's body, by (function, block)."""
     found: dict[tuple[str, str], set[str]] = {}
@@ -340,23 +350,22 @@ def _unvectorized_reduction(sch: Schedule) -> str | None:
     return None
 
 
-def default_schedule(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
+def default_schedule(kernel: ir.Module | str, target: Target | str,
                      facts: CpuFacts | None = None) -> Schedule:
-    """The default schedule of ``kernel`` for the ``llvm`` ``target`` (module docstring).
+    """The default schedule of ``kernel`` for the ``llvm`` ``target`` (module docstring): the
+    CPU design space (:func:`.space.cpu_space`) with rule-chosen decisions. ``facts`` default
+    to the target's (:func:`.facts.target_facts`), pass them to schedule for another CPU.
+    Kernels the rules leave alone come back unscheduled (an empty trace)."""
+    return _default(kernel, target, facts)[0]
 
-    ``space`` builds the target's design space (today ``mlcir.tune.default_space``); ``facts``
-    default to the target's (:func:`.cpu_facts.target_facts`), pass them to schedule for
-    another CPU. Kernels the rules leave alone come back unscheduled (an empty trace)."""
-    return _default(kernel, target, space, facts)[0]
 
-
-def fallback_reason(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
+def fallback_reason(kernel: ir.Module | str, target: Target | str,
                     facts: CpuFacts | None = None) -> str | None:
     """Why :func:`default_schedule` leaves ``kernel`` unscheduled, or None when it does not."""
-    return _default(kernel, target, space, facts)[1]
+    return _default(kernel, target, facts)[1]
 
 
-def _default(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
+def _default(kernel: ir.Module | str, target: Target | str,
              facts: CpuFacts | None) -> tuple[Schedule, str | None]:
     target = Target.parse(target)
     facts = facts or target_facts(target)
@@ -365,10 +374,9 @@ def _default(kernel: ir.Module | str, target: Target | str, space: SpaceFactory,
     reason = _kind_left_alone(unscheduled)
     if reason:
         return unscheduled, reason
-    threads = target.threads or facts.threads
-    if threads > 1 and estimated_serial_ns(unscheduled, facts) < PARALLEL_MIN_NS:
-        threads = 1
-    space_fn = space(replace(target, threads=threads))
+    threads = parallel_threads(estimated_serial_ns(unscheduled, facts),
+                               target.threads or facts.threads)
+    space_fn = cpu_space(replace(target, threads=threads))
     planner = _Planner(facts, threads)
     try:
         space_fn(_RuleSchedule(kernel, planner, recording=True))
