@@ -71,7 +71,7 @@ class RecordsFile(Database):
                     rec = Record(data["workload"], data["target"], data["trace"],
                                  data.get("run_secs"), data.get("error"), data.get("features"),
                                  data.get("build_secs"), data.get("timestamp", 0.0),
-                                 data.get("default_schedule", False))
+                                 default_schedule=data.get("default_schedule", False))
                     if not isinstance(rec.trace, dict):
                         raise KeyError("'trace'")
                     self._add(rec)
