@@ -89,14 +89,16 @@ class CompiledLibrary:
 
 
 def metadata(signatures: dict[str, Signature], libraries: dict[str, tuple[str, list]],
-             target: Target, library: CompiledLibrary) -> dict[str, Any]:
-    """The ``metadata.json`` of a model whose shared library is ``library``."""
+             target: Target, library: CompiledLibrary,
+             platform: dict[str, str] | None = None) -> dict[str, Any]:
+    """The ``metadata.json`` of a model whose shared library is ``library``, built for
+    ``platform`` (default: this machine's)."""
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "mlcir_version": __version__,
         "mlir_version": _mlir_version(),
-        "platform": _platform(),
+        "platform": platform or _platform(),
         "cpu_features": list(library.cpu_features),
         "target": str(target),
         "functions": [sig.to_json() for sig in signatures.values()],

@@ -29,9 +29,11 @@ from mlcir.runtime.executable import Executable
 from mlcir.runtime.model_file import (LIBRARY, CompiledLibrary, SavedModel, metadata,
                                       write_model)
 from mlcir.runtime.signature import Signature
+from mlcir.schedule import Schedule
 from mlcir.target import Target
 
 from ..cpu import CpuBackend
+from ..cpu.defaults import default_schedule
 from ..cpu.space import cpu_space
 from ..space_rules import SpaceFn
 from .toolchain import emit_object, link_library
@@ -98,8 +100,8 @@ class CrossBackend:
 
     def _metadata(self, prepared: PreparedModule, target: Target,
                   library: CompiledLibrary) -> dict[str, Any]:
-        meta = metadata(prepared.signatures, prepared.libraries, target, library)
-        return {**meta, "platform": _platform(target)}
+        return metadata(prepared.signatures, prepared.libraries, target, library,
+                        platform=_platform(target))
 
     def compile(self, prepared: PreparedModule, target: Target, *,
                 pipeline: str | None = None, keep: Any = None) -> Executable:
@@ -138,6 +140,11 @@ class CrossBackend:
 
     def design_space(self, target: Target) -> SpaceFn:
         return cpu_space(target)
+
+    def default_schedule(self, kernel: ir.Module, target: Target) -> Schedule:
+        """The CPU rules with the facts of the CPU the target names (NEON/SVE registers and
+        vector width from ``-mtriple``/``-mcpu``/``-mattr``, :mod:`..cpu.facts`)."""
+        return default_schedule(kernel, target)
 
     def build_candidate(self, scheduled: ir.Module, target: Target,  # noqa: ARG002
                         out_path: str) -> None:  # noqa: ARG002 - the protocol's signature
