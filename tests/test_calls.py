@@ -214,3 +214,12 @@ def test_library_callbacks_from_several_threads():
         t.join()
     assert not failures, failures[0]
     assert raised == {0: 0, 1: 20, 2: 0, 3: 20}
+
+
+def test_outputs_after_the_inputs_are_checked_like_out(relu):
+    x = np.array([-1, 2, -3, 4], np.float32)
+    out = np.empty(4, np.float32)
+    assert relu.main(x, out) is out
+    np.testing.assert_array_equal(out, [0, 2, 0, 4])
+    with pytest.raises(RuntimeInputError, match="output 'output0': expected dtype float32"):
+        relu.main(x, np.empty(4, np.float64))

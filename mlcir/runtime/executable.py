@@ -184,10 +184,12 @@ class Function:
 
     def __call__(self, *args: Any, out: Any = None, **named: Any) -> Any:
         if self._plan is not None and not named:
-            outs = None if out is None else (out if type(out) is tuple else self._out_tuple(out))
-            if outs is None and len(args) > len(self.signature.args):
-                args, outs = args[:len(self.signature.args)], args[len(self.signature.args):]
-            result = self._native.call(self._plan, args, outs)
+            inputs, outs = args, None
+            if out is not None:
+                outs = out if type(out) is tuple else self._out_tuple(out)
+            elif len(args) > len(self.signature.args):
+                inputs, outs = args[:len(self.signature.args)], args[len(self.signature.args):]
+            result = self._native.call(self._plan, inputs, outs)
             if result is not NotImplemented:
                 if self._errors.pending:
                     self._errors.raise_pending()
@@ -240,7 +242,9 @@ class Executable:
     def __getattr__(self, name: str) -> Function:
         if name.startswith("_") or name not in self.signatures:
             raise AttributeError(name)
-        return self[name]
+        # Kept as an instance attribute: ``ex.main`` is then a plain lookup on every call.
+        function = self.__dict__[name] = self[name]
+        return function
 
     @property
     def function_names(self) -> list[str]:
