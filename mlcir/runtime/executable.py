@@ -59,8 +59,11 @@ class Function:
         self._raw = raw
         self._errors = errors
         self._keep_alive = keep_alive
+        # The native path calls a C function pointer (a JIT lookup, a shared library's
+        # function); any other callable (the CUDA runtime's adapter) takes the Python path.
         self._native = native_call.extension()
-        address = ctypes.cast(raw, ctypes.c_void_p).value if self._native else None
+        address = (ctypes.cast(raw, ctypes.c_void_p).value
+                   if self._native and isinstance(raw, ctypes._CFuncPtr) else None)
         self._plan = native_call.plan(address, signature) if address else None
 
     def __repr__(self) -> str:
