@@ -51,6 +51,7 @@ def relu():
     return mlcir.build(RELU)
 
 
+@pytest.mark.skipif(bool(os.environ.get("MLCIR_NO_NATIVE_CALL")), reason="native path disabled")
 def test_the_native_path_is_built_and_used(relu):
     assert native_call.extension() is not None, "cc and Python's headers are on this machine"
     assert relu["main"]._plan is not None
@@ -71,6 +72,18 @@ def test_native_and_checked_paths_agree(relu):
         relu.main(np.zeros(4))
     with pytest.raises(RuntimeInputError, match=r"expected shape float32\[4\], got float32\[5\]"):
         relu.main(np.zeros(5, np.float32))
+
+
+def test_the_checked_path_alone_gives_the_same_results():
+    """What runs where the extension cannot be built (no C compiler)."""
+    main = mlcir.build(RELU)["main"]
+    main._plan = None
+    x = np.array([-1, 2, -3, 4], np.float32)
+    np.testing.assert_array_equal(main(x), [0, 2, 0, 4])
+    out = np.empty(4, np.float32)
+    assert main(x, out=out) is out
+    np.testing.assert_array_equal(out, [0, 2, 0, 4])
+    assert main(x).ctypes.data % 64 == 0
 
 
 def test_out_writes_into_the_callers_arrays(relu):
