@@ -202,8 +202,13 @@ class Function:
     def run(self, inputs: "dict[str, Any]") -> dict[str, np.ndarray]:
         """Inputs and outputs by name: ``{input name: array}`` in, ``{output name: array}``
         out (the names of the model, e.g. an ONNX model's input and output names)."""
-        call, outputs = self.prepare(**inputs)
-        call()
+        names = [a.name for a in self.signature.args]
+        if len(inputs) == len(names) and all(name in inputs for name in names):
+            result = self(*[inputs[name] for name in names])
+            outputs = result if isinstance(result, tuple) else [result]
+        else:  # outputs by name, or an error to explain
+            call, outputs = self.prepare(**inputs)
+            call()
         return {spec.name: array for spec, array in zip(self.signature.results, outputs)}
 
 
