@@ -9,6 +9,7 @@ by mlcir's Python verifiers (shapes and element types, which IRDL cannot express
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from typing import Callable, Iterator
 
@@ -33,6 +34,12 @@ def make_context(*, allow_unregistered: bool = False) -> ir.Context:
         irdl.load_dialects(definitions)
     _KEEP_ALIVE.append(definitions)
     return ctx
+
+
+@functools.lru_cache(maxsize=1)
+def default_context() -> ir.Context:
+    """mlcir's own context: what :func:`parse` uses when the caller has none active."""
+    return make_context()
 
 
 def format_location(loc: ir.Location) -> str:
@@ -87,11 +94,18 @@ def parse(text: str, *, context: ir.Context | None = None, source_name: str = "<
           verify: bool = True) -> ir.Module:
     """Parse ``text`` into a module and verify it; errors carry ``file:line:col`` locations.
 
-    MLIR names the buffer of ``Module.parse`` "-"; the module is re-read from its debug-info
-    print with that name replaced, so the ops carry ``source_name`` in their locations
-    (``Operation.parse`` takes a name but cannot hold several top-level ops).
+    The context is ``context``, else the active one, else mlcir's own
+    (:func:`default_context`). MLIR names the buffer of ``Module.parse`` "-"; the module is
+    re-read from its debug-info print with that name replaced, so the ops carry
+    ``source_name`` in their locations (``Operation.parse`` takes a name but cannot hold
+    several top-level ops).
     """
-    ctx = context or ir.Context.current
+    ctx = context or ir.Context.current or default_context()
+    with ctx:
+        return _parse(text, ctx, source_name, verify)
+
+
+def _parse(text: str, ctx: ir.Context, source_name: str, verify: bool) -> ir.Module:
     try:
         module = ir.Module.parse(text, ctx)
     except ir.MLIRError as error:

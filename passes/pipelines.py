@@ -23,10 +23,11 @@ def cpu_frontend() -> list[str]:
 
 
 def cpu_bufferize() -> list[str]:
-    """Tensors → memrefs: results become out-parameters, intermediates are freed; then the
-    serial foralls a schedule created become loops and vector ops are lowered (both need
-    memrefs)."""
-    return ["eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
+    """Tensors → memrefs: upstream elementwise ops on tensors (``arith.addf`` on a
+    ``tensor<…>``, which nothing bufferizes) become ``linalg.generic`` first; results become
+    out-parameters, intermediates are freed; then the serial foralls a schedule created become
+    loops and vector ops are lowered (both need memrefs)."""
+    return ["convert-elementwise-to-linalg", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "canonicalize", "buffer-deallocation-pipeline",
             "mlcir-serial-foralls", "mlcir-lower-vectors", "canonicalize", "cse"]

@@ -223,3 +223,28 @@ func.func @main(%x: tensor<2x3xf32> {graph.name = "image"}, %w: tensor<3x4xf32> 
         ex.main(image=x)
     with pytest.raises(mlcir.RuntimeInputError, match=r"main\(\) got argument 'image' twice"):
         ex.main(x, image=x, weight=w)
+
+
+def test_parse_needs_no_callers_context():
+    from mlir import ir
+
+    assert ir.Context.current is None
+    first = mlcir.parse("func.func @f() { return }")
+    second = mlcir.parse("func.func @g() { return }")
+    assert first.context is second.context  # mlcir's own context
+    with pytest.raises(mlcir.ParseError, match="<string>:1:"):
+        mlcir.parse("func.func @f( {")
+    assert mlcir.build(first).function_names == ["f"]
+
+
+def test_upstream_elementwise_ops_on_tensors_build(rng):
+    ex = mlcir.build("""
+    func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+      %0 = arith.addf %a, %b : tensor<2x3xf32>
+      %1 = math.exp %0 : tensor<2x3xf32>
+      %2 = arith.mulf %1, %a : tensor<2x3xf32>
+      return %2 : tensor<2x3xf32>
+    }""")
+    a = rng.standard_normal((2, 3)).astype(np.float32)
+    b = rng.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_allclose(ex.main(a, b), np.exp(a + b) * a, rtol=1e-5)

@@ -4,7 +4,9 @@ Compiled functions have the signature the CPU pipeline leaves them: inputs, then
 out-parameter per result (``buffer-results-to-out-params``), all memrefs through the C
 interface. :class:`Function` checks every argument against the signature recorded *before*
 lowering (names, shapes, dtypes) and raises :class:`RuntimeInputError` before any native code
-runs, allocates the results with numpy, and returns them.
+runs, allocates the results (uninitialised, 64-byte aligned) unless the caller passes them,
+and returns them. The checks, descriptors and allocation of a call with the right arrays run in
+C (:mod:`~mlcir.runtime.native_call`; docs/decisions.md, "Calling compiled functions").
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 from mlcir.errors import RuntimeInputError
 from mlcir.target import Target
 
+from . import native_call
 from .library import CallbackErrors
 from .memref import aligned_empty, descriptor
 from .shapes import result_shapes
@@ -41,8 +44,15 @@ def _check(spec: TensorArg, value: Any, what: str) -> np.ndarray:
 
 class Function:
     """A callable compiled function: ``f(*inputs)`` (or ``f(name=array, ...)``) returns the
-    result array(s); ``f(*inputs, *outputs)`` writes into the given output arrays (destination
-    passing); ``f.run({name: array})`` returns ``{output name: array}``."""
+    result array(s); ``f(*inputs, out=array)`` (a tuple for several results) or
+    ``f(*inputs, *outputs)`` writes into the caller's arrays (destination passing);
+    ``f.run({name: array})`` returns ``{output name: array}``.
+
+    Calls take the native path (:mod:`~mlcir.runtime.native_call`: checks, descriptors and
+    result allocation in C, the GIL released while the compiled code runs) whenever the
+    arrays are exactly right; anything else (a copy to make, an error to explain, a dynamic
+    result shape) takes the checked Python path. Both may run from several threads at once.
+    """
 
     def __init__(self, signature: Signature, raw: Callable[[Any], None],
                  errors: CallbackErrors, keep_alive: Any):
@@ -52,9 +62,21 @@ class Function:
         self._keep_alive = keep_alive
         # Argument shapes -> the static specialisation that runs them (set by the Executable).
         self.specializations: dict[tuple[tuple[int, ...], ...], Function] = {}
+        # The native path calls a C function pointer (a JIT lookup, a shared library's
+        # function); any other callable (the CUDA runtime's adapter) takes the Python path.
+        self._native = native_call.extension()
+        address = (ctypes.cast(raw, ctypes.c_void_p).value
+                   if self._native and isinstance(raw, ctypes._CFuncPtr) else None)
+        self._plan = native_call.plan(address, signature) if address else None
 
     def __repr__(self) -> str:
         return f"<mlcir.Function {self.signature.describe()}>"
+
+    def _result_shapes(self, arrays: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
+        """The shapes of the results for the (checked) input ``arrays``: the signature's,
+        or, for a dynamic result, computed on the host from the input shapes
+        (:func:`.shapes.result_shapes`)."""
+        return result_shapes(self.signature, [a.shape for a in arrays])
 
     def _arrays(self, args: Sequence[Any]) -> tuple[list[np.ndarray], list[np.ndarray]]:
         sig = self.signature
@@ -82,32 +104,38 @@ class Function:
                                             "C-contiguous array")
                 outputs.append(array)
         else:
-            shapes = result_shapes(sig, [a.shape for a in arrays])
-            outputs = [aligned_empty(shape, spec.dtype) for shape, spec in zip(shapes, sig.results)]
+            outputs = [aligned_empty(shape, spec.dtype)
+                       for spec, shape in zip(sig.results, self._result_shapes(arrays))]
         return arrays, outputs
 
-    def _positional(self, args: Sequence[Any], named: dict[str, Any]) -> list[Any]:
-        """``args`` followed by the arguments given by name, in the signature's order."""
-        if not named:
-            return list(args)
+    def _positional(self, args: Sequence[Any], named: dict[str, Any], out: Any) -> list[Any]:
+        """``args`` followed by the arguments given by name, in the signature's order, then
+        the ``out=`` arrays."""
         sig = self.signature
-        order = [a.name for a in sig.args] + [r.name for r in sig.results]
-        unknown = sorted(set(named) - set(order))
-        if unknown:
-            raise RuntimeInputError(f"{sig.name}() has no argument {', '.join(map(repr, unknown))} "
-                                    f"(arguments: {', '.join(a.name for a in sig.args)})")
         given = list(args)
-        for name in order[:len(given)]:
-            if name in named:
-                raise RuntimeInputError(f"{sig.name}() got argument '{name}' twice")
-        for name in order[len(given):]:
-            if name not in named:
-                if len(given) < len(sig.args):
-                    raise RuntimeInputError(f"{sig.name}() is missing argument '{name}'")
-                break
-            given.append(named[name])
-        if len(given) - len(args) != len(named):
-            raise RuntimeInputError(f"{sig.name}(): outputs by name need every output given")
+        if named:
+            order = [a.name for a in sig.args] + [r.name for r in sig.results]
+            unknown = sorted(set(named) - set(order))
+            if unknown:
+                raise RuntimeInputError(f"{sig.name}() has no argument {', '.join(map(repr, unknown))} "
+                                        f"(arguments: {', '.join(a.name for a in sig.args)})")
+            for name in order[:len(given)]:
+                if name in named:
+                    raise RuntimeInputError(f"{sig.name}() got argument '{name}' twice")
+            for name in order[len(given):]:
+                if name not in named:
+                    if len(given) < len(sig.args):
+                        raise RuntimeInputError(f"{sig.name}() is missing argument '{name}'")
+                    break
+                given.append(named[name])
+            if len(given) - len(args) != len(named):
+                raise RuntimeInputError(f"{sig.name}(): outputs by name need every output given")
+        if out is not None:
+            outs = self._out_tuple(out)
+            if len(given) != len(sig.args):
+                raise RuntimeInputError(f"{sig.name}(): out= is given, so pass exactly the "
+                                        f"{len(sig.args)} inputs before it")
+            given += outs
         return given
 
     def dispatch(self, *args: Any) -> "Function":
@@ -116,16 +144,28 @@ class Function:
         key = tuple(getattr(a, "shape", None) for a in args[:len(self.signature.args)])
         return self.specializations.get(key, self)
 
-    def prepare(self, *args: Any, **named: Any) -> tuple[Callable[[], None], list[np.ndarray]]:
+    def _out_tuple(self, out: Any) -> tuple[Any, ...]:
+        """``out=`` as a tuple of one array per result."""
+        sig = self.signature
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if len(outs) != len(sig.results):
+            raise RuntimeInputError(f"{sig.name}() has {len(sig.results)} result(s): out= needs "
+                                    f"{len(sig.results)} array(s), got {len(outs)}")
+        return outs
+
+    def prepare(self, *args: Any, out: Any = None,
+                **named: Any) -> tuple[Callable[[], None], list[np.ndarray]]:
         """Check and pack the arguments once; return a no-argument call and the output arrays.
 
-        Used by the time evaluator so that repeated calls measure only the compiled code.
+        Used by the time evaluator so that repeated calls measure only the compiled code. The
+        call keeps this function (and so its executable and engine) alive. It reuses one set
+        of descriptors: do not run the same prepared call from two threads at once.
         """
         if self.specializations:
-            chosen = self.dispatch(*self._positional(args, named))
+            chosen = self.dispatch(*self._positional(args, named, out))
             if chosen is not self:
-                return chosen.prepare(*args, **named)
-        arrays, outputs = self._arrays(self._positional(args, named))
+                return chosen.prepare(*args, out=out, **named)
+        arrays, outputs = self._arrays(self._positional(args, named, out))
         all_arrays = arrays + outputs
         descs = [descriptor(a) for a in all_arrays]
         pointers = [ctypes.pointer(d) for d in descs]
@@ -133,27 +173,53 @@ class Function:
         for i, p in enumerate(pointers):
             packed[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
         raw, errors = self._raw, self._errors
-        keep = (all_arrays, descs, pointers, packed)
+        keep = (self, all_arrays, descs, pointers, packed)
 
         def call() -> None:
             raw(packed)
-            errors.raise_pending()
+            if errors.pending:
+                errors.raise_pending()
 
         call._keep = keep  # type: ignore[attr-defined]
         return call, outputs
 
-    def __call__(self, *args: Any, **named: Any) -> Any:
-        call, outputs = self.prepare(*args, **named)
+    def _checked_call(self, args: Sequence[Any], named: dict[str, Any], out: Any) -> Any:
+        """The Python path: every check with its clear error, copies of non-contiguous inputs,
+        results of dynamic shape."""
+        call, outputs = self.prepare(*args, out=out, **named)
         call()
         if not outputs:
             return None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def __call__(self, *args: Any, out: Any = None, **named: Any) -> Any:
+        if self.specializations and not named:
+            chosen = self.dispatch(*args)
+            if chosen is not self:
+                return chosen(*args, out=out)
+        if self._plan is not None and not named:
+            inputs, outs = args, None
+            if out is not None:
+                outs = out if type(out) is tuple else self._out_tuple(out)
+            elif len(args) > len(self.signature.args):
+                inputs, outs = args[:len(self.signature.args)], args[len(self.signature.args):]
+            result = self._native.call(self._plan, inputs, outs)
+            if result is not NotImplemented:
+                if self._errors.pending:
+                    self._errors.raise_pending()
+                return result
+        return self._checked_call(args, named, out)
+
     def run(self, inputs: "dict[str, Any]") -> dict[str, np.ndarray]:
         """Inputs and outputs by name: ``{input name: array}`` in, ``{output name: array}``
         out (the names of the model, e.g. an ONNX model's input and output names)."""
-        call, outputs = self.prepare(**inputs)
-        call()
+        names = [a.name for a in self.signature.args]
+        if len(inputs) == len(names) and all(name in inputs for name in names):
+            result = self(*[inputs[name] for name in names])
+            outputs = result if isinstance(result, tuple) else [result]
+        else:  # outputs by name, or an error to explain
+            call, outputs = self.prepare(**inputs)
+            call()
         return {spec.name: array for spec, array in zip(self.signature.results, outputs)}
 
 
@@ -198,7 +264,9 @@ class Executable:
     def __getattr__(self, name: str) -> Function:
         if name.startswith("_") or name not in self.signatures:
             raise AttributeError(name)
-        return self[name]
+        # Kept as an instance attribute: ``ex.main`` is then a plain lookup on every call.
+        function = self.__dict__[name] = self[name]
+        return function
 
     @property
     def function_names(self) -> list[str]:

@@ -10,6 +10,7 @@ views the memrefs as numpy arrays (no copy) and calls the function.
 from __future__ import annotations
 
 import ctypes
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -45,16 +46,19 @@ def registered_names() -> list[str]:
 
 @dataclass
 class CallbackErrors:
-    """Exceptions raised inside callbacks cannot cross the C frames; they are kept here and
-    re-raised by the caller once the compiled function returns."""
+    """Exceptions raised inside callbacks cannot cross the C frames; they are kept here, by the
+    thread that called the compiled function (a callback runs on its caller's thread), and
+    re-raised in that thread once the compiled function returns."""
 
-    pending: list[BaseException] = field(default_factory=list)
+    pending: dict[int, list[BaseException]] = field(default_factory=dict)
+
+    def record(self, error: BaseException) -> None:
+        self.pending.setdefault(threading.get_ident(), []).append(error)
 
     def raise_pending(self) -> None:
-        if self.pending:
-            error = self.pending[0]
-            self.pending.clear()
-            raise error
+        errors = self.pending.pop(threading.get_ident(), None)
+        if errors:
+            raise errors[0]
 
 
 def make_callback(name: str, arg_specs: list[tuple[int, np.dtype]],
@@ -77,6 +81,6 @@ def make_callback(name: str, arg_specs: list[tuple[int, np.dtype]],
             wrapped = RuntimeError(f"library function '{name}' raised "
                                    f"{type(error).__name__}: {error}")
             wrapped.__cause__ = error
-            errors.pending.append(wrapped)
+            errors.record(wrapped)
 
     return ctypes.CFUNCTYPE(None, *pointer_types)(call)
