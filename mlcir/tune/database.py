@@ -58,6 +58,9 @@ class Record:
     features: list[float] | None = None
     build_secs: float | None = None
     timestamp: float = field(default_factory=time.time)
+    # Measured on a Ray cluster: the node's id and hardware fingerprint (absent otherwise).
+    node: str | None = None
+    node_fingerprint: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -72,7 +75,11 @@ class Record:
         return trace_key(self.trace)
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": SCHEMA_VERSION, **asdict(self)}
+        data = asdict(self)
+        for optional in ("node", "node_fingerprint"):
+            if data[optional] is None:
+                del data[optional]
+        return {"version": SCHEMA_VERSION, **data}
 
 
 def trace_key(trace_json: dict[str, Any]) -> str:
@@ -152,7 +159,8 @@ class Database:
             try:
                 rec = Record(data["workload"], data["target"], data["trace"], data.get("run_secs"),
                              data.get("error"), data.get("features"), data.get("build_secs"),
-                             data.get("timestamp", 0.0))
+                             data.get("timestamp", 0.0), data.get("node"),
+                             data.get("node_fingerprint"))
                 if not isinstance(rec.trace, dict) or (rec.run_secs is None and rec.error is None):
                     raise KeyError("'run_secs' or 'error'")
             except KeyError as error:
