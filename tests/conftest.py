@@ -24,6 +24,7 @@ def rng():
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU with the CUDA driver")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    config.addinivalue_line("markers", "ray: starts a local Ray cluster (needs ray, unshare)")
 
 
 def pytest_collection_modifyitems(items):

@@ -1,18 +1,21 @@
 """The driver of tests/test_ray_tuning.py, run inside a loopback-only network namespace:
-``python tests/ray_driver.py kill|mismatch WORK_DIR`` starts a two-node local Ray cluster, tunes
-a small matmul on it and prints one JSON line of what happened."""
+``python tests/ray_driver.py WORK_DIR [TRIALS]`` starts a local Ray cluster of three one-CPU
+nodes (the head and a second node with this machine's fingerprint, a third declaring another
+CPU), tunes a small matmul on it, SIGKILLs the second node once a record is written, and prints
+one JSON line (``RESULT {...}``) of what happened."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+from mlcir.target import Target
 from mlcir.testing.kernels import matmul
 from mlcir.testing.ray_cluster import LocalCluster
-from mlcir.target import Target
 from mlcir.tune import tune_kernel
 from mlcir.tune.distributed import RayRunner, host_fingerprint, resource_name
 
@@ -24,34 +27,41 @@ def record_lines(work_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def main(mode: str, work_dir: Path, trials: int) -> None:
+def listeners() -> list[str]:
+    """The local addresses of every listening TCP socket here."""
+    lines = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout.splitlines()
+    return [line.split()[3] for line in lines if line.strip()]
+
+
+def main(work_dir: Path, trials: int) -> None:
     matching = {resource_name(host_fingerprint(1)): 1}
     other = {resource_name({**host_fingerprint(1), "cpu": "another-cpu"}): 1}
-    report: dict = {}
     with LocalCluster() as cluster:
         cluster.start_node(1, matching)
-        cluster.start_node(1, matching if mode == "kill" else other)
-        killed_with: list[list[dict]] = []
+        second = cluster.start_node(1, matching)
+        cluster.start_node(1, other)
+        node_ids = cluster.node_ids()
+        before_kill: list[list[dict]] = []
 
         def kill_second_node() -> None:
-            while len(record_lines(work_dir)) < 2:
-                time.sleep(0.2)
-            killed_with.append(record_lines(work_dir))
-            cluster.kill_node(1)
+            while not record_lines(work_dir):
+                time.sleep(0.1)
+            before_kill.append(record_lines(work_dir))
+            cluster.kill_node(second)
 
-        if mode == "kill":
-            threading.Thread(target=kill_second_node, daemon=True).start()
+        threading.Thread(target=kill_second_node, daemon=True).start()
         runner = RayRunner(address=cluster.address, target=TARGET)
         try:
             best = tune_kernel(matmul(32, 32, 32)[0], target=TARGET, work_dir=work_dir,
-                               max_trials=trials, num_trials_per_iter=4, cost_model="random",
-                               runner=runner, verbose=0)
+                               max_trials=trials, num_trials_per_iter=trials,
+                               cost_model="random", runner=runner, verbose=0)
+            sockets = listeners()
         finally:
             runner.close()
-        report = {"best": best is not None, "records": record_lines(work_dir),
-                  "before_kill": killed_with[0] if killed_with else None}
-    print("RESULT " + json.dumps(report))
+    print("RESULT " + json.dumps({"best": best is not None, "records": record_lines(work_dir),
+                                  "before_kill": before_kill[0] if before_kill else None,
+                                  "nodes": node_ids, "listeners": sockets}), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 8)
+    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 8)
