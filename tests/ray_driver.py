@@ -13,6 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+import ray
+
 from mlcir.target import Target
 from mlcir.testing.kernels import matmul
 from mlcir.testing.ray_cluster import LocalCluster
@@ -37,10 +39,19 @@ def main(work_dir: Path, trials: int) -> None:
     matching = {resource_name(host_fingerprint(1)): 1}
     other = {resource_name({**host_fingerprint(1), "cpu": "another-cpu"}): 1}
     with LocalCluster() as cluster:
-        cluster.start_node(1, matching)
-        second = cluster.start_node(1, matching)
-        cluster.start_node(1, other)
-        node_ids = cluster.node_ids()
+        node_ids: list[str] = []
+
+        def start_node(resources: dict[str, float]) -> int:
+            index = cluster.start_node(1, resources)
+            if not ray.is_initialized():
+                ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
+            known = set(node_ids)
+            node_ids.extend(n["NodeID"] for n in ray.nodes() if n["NodeID"] not in known)
+            return index
+
+        start_node(matching)
+        second = start_node(matching)
+        start_node(other)
         before_kill: list[list[dict]] = []
 
         def kill_second_node() -> None:
@@ -58,6 +69,7 @@ def main(work_dir: Path, trials: int) -> None:
             sockets = listeners()
         finally:
             runner.close()
+            ray.shutdown()
     print("RESULT " + json.dumps({"best": best is not None, "records": record_lines(work_dir),
                                   "before_kill": before_kill[0] if before_kill else None,
                                   "nodes": node_ids, "listeners": sockets}), flush=True)

@@ -44,7 +44,8 @@ def test_a_dead_node_loses_no_record(cluster_run):
     assert result["before_kill"]
     assert all(json.dumps(r, sort_keys=True) in kept for r in result["before_kill"])
     head, second, _ = result["nodes"]
-    assert all(r["node"] in (head, second) for r in records)
+    assert all(r["node"] in (head, second) for r in records), (result["nodes"],
+                                                                [r["node"] for r in records])
     assert sum(r["node"] == head for r in records) >= TRIALS // 2
     assert all(r["error"] is None for r in records), [r["error"] for r in records]
 

@@ -88,17 +88,6 @@ class LocalCluster:
             time.sleep(1.0)
         raise TimeoutError(f"the Ray cluster did not reach {count} node(s) in {timeout:.0f} s")
 
-    def node_ids(self) -> list[str]:
-        """The Ray node id of each node started, in order (from its raylet's command line)."""
-        table = subprocess.run(["ps", "-eo", "pgid=,args="], capture_output=True,
-                               text=True).stdout.splitlines()
-        ids = []
-        for process in self.nodes:
-            ids.append(next((arg.split("=", 1)[1] for line in table
-                             if line.split(None, 1)[0] == str(process.pid) and "raylet" in line
-                             for arg in line.split() if arg.startswith("--node_id=")), ""))
-        return ids
-
     def kill_node(self, index: int) -> None:
         """SIGKILL every process of node ``index`` (its process group)."""
         os.killpg(self.nodes[index].pid, signal.SIGKILL)

@@ -32,7 +32,11 @@ class RayCluster:
 
     def __init__(self, address: str | None = None,
                  log: Callable[[str], None] | None = None):
-        import ray
+        try:
+            import ray
+        except ImportError as error:
+            raise ImportError("tuning on a Ray cluster needs Ray: pip install 'mlcir[ray]'") \
+                from error
 
         self.address = address or os.environ.get("RAY_ADDRESS")
         self.log = log or (lambda message: print(f"mlcir: {message}", file=sys.stderr))

@@ -8,9 +8,12 @@ by content hash: the driver's disk is never read here. Imported only where Ray i
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import io
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,9 +29,11 @@ from .fingerprint import host_fingerprint
 _builders: list[WorkerProcess] = []
 
 
+@functools.lru_cache(maxsize=1)
 def _folder() -> Path:
-    folder = Path(tempfile.gettempdir()) / f"mlcir-ray-{os.getpid()}"
-    folder.mkdir(parents=True, exist_ok=True)
+    """This Ray worker process's folder, removed when it exits."""
+    folder = Path(tempfile.mkdtemp(prefix=f"mlcir-node-{os.getpid()}-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
 
 
