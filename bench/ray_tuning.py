@@ -35,7 +35,7 @@ TARGET = "llvm -threads=1"
 def tune_on(nodes: int, trials: int, per_round: int) -> tuple[int, float]:
     """Records written and seconds taken tuning on a fresh cluster of ``nodes`` nodes."""
     resources = {resource_name(host_fingerprint(1)): 1}
-    with LocalCluster() as cluster, tempfile.TemporaryDirectory() as work_dir:
+    with LocalCluster(port=6390 + nodes) as cluster, tempfile.TemporaryDirectory() as work_dir:
         for _ in range(nodes):
             cluster.start_node(1, resources)
         runner = RayRunner(address=cluster.address, target=TARGET)

@@ -13,8 +13,6 @@ import threading
 import time
 from pathlib import Path
 
-import ray
-
 from mlcir.target import Target
 from mlcir.testing.kernels import matmul
 from mlcir.testing.ray_cluster import LocalCluster
@@ -39,6 +37,8 @@ def main(work_dir: Path, trials: int) -> None:
     matching = {resource_name(host_fingerprint(1)): 1}
     other = {resource_name({**host_fingerprint(1), "cpu": "another-cpu"}): 1}
     with LocalCluster() as cluster:
+        import ray  # after LocalCluster() set this cluster's token: Ray reads it on import
+
         node_ids: list[str] = []
 
         def start_node(resources: dict[str, float]) -> int:

@@ -9,6 +9,7 @@ import pytest
 from mlcir.ir import parse
 from mlcir.target import Target
 from mlcir.testing.kernels import matmul
+from mlcir.tune import tune_kernel
 from mlcir.tune.database import Database, Record
 from mlcir.tune.distributed import host_fingerprint, resource_name, target_fingerprint
 from mlcir.tune.distributed.__main__ import main as fingerprint_main
@@ -49,3 +50,11 @@ def test_records_keep_their_node_and_old_records_still_load(tmp_path):
     loaded = Database(tmp_path).records(w, "llvm")
     assert [r.node for r in loaded] == [None, "abc"]
     assert loaded[1].node_fingerprint == host_fingerprint(1)
+
+
+def test_the_ray_runner_without_an_address_says_how_to_give_one(monkeypatch, tmp_path):
+    pytest.importorskip("ray")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ValueError, match="RAY_ADDRESS"):
+        tune_kernel(matmul(8, 8, 8)[0], target="llvm -threads=1", work_dir=tmp_path,
+                    max_trials=1, runner="ray", verbose=0)

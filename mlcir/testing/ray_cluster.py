@@ -53,8 +53,10 @@ class LocalCluster:
         self.temp_dir = tempfile.mkdtemp(prefix="mlcir-ray-", dir="/tmp")
         self.nodes: list[subprocess.Popen] = []
         # A token of this cluster's own (Ray's default file, ~/.ray/auth_token, is shared by
-        # every cluster of this user), set in this process too for its driver.
-        os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)})
+        # every cluster of this user), set in this process too for its driver: import ray only
+        # after this, as Ray reads it on import. The clusters of one process share it.
+        os.environ["RAY_AUTH_MODE"] = "token"
+        os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
     def _ray(self) -> str:
         return str(Path(sys.executable).with_name("ray"))
