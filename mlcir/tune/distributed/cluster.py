@@ -109,6 +109,8 @@ class RayCluster:
     def close(self) -> None:
         import ray
 
+        closing = [node.actor.close.remote() for node in self._nodes.values()]
+        ray.wait(closing, num_returns=len(closing), timeout=30)
         for node in self._nodes.values():
             ray.kill(node.actor)
         self._nodes.clear()

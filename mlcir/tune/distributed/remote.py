@@ -8,8 +8,8 @@ by content hash: the driver's disk is never read here. Imported only where Ray i
 
 from __future__ import annotations
 
-import atexit
 import functools
+import glob
 import hashlib
 import io
 import os
@@ -29,11 +29,17 @@ from .fingerprint import host_fingerprint
 _builders: list[WorkerProcess] = []
 
 
+def _job_folders() -> str:
+    """The pattern of the folders of this Ray job's processes on this node."""
+    job = ray.get_runtime_context().get_job_id()
+    return str(Path(tempfile.gettempdir()) / f"mlcir-node-{job}-*")
+
+
 @functools.lru_cache(maxsize=1)
 def _folder() -> Path:
-    """This Ray worker process's folder, removed when it exits."""
-    folder = Path(tempfile.mkdtemp(prefix=f"mlcir-node-{os.getpid()}-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    """This Ray worker process's folder (removed by the node's actor when tuning ends)."""
+    folder = Path(_job_folders().replace("*", str(os.getpid())))
+    folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
@@ -89,6 +95,12 @@ class MeasureActor:
                                       "threads": self.threads}, timeout)
         finally:
             so_path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """Stop the runner subprocess; remove the folders of this job's processes here."""
+        self.process.close()
+        for folder in glob.glob(_job_folders()):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def reference_bytes(arrays: dict[str, np.ndarray]) -> bytes:
