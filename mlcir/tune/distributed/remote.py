@@ -31,8 +31,9 @@ _builders: list[WorkerProcess] = []
 
 def _job_folders() -> str:
     """The pattern of the folders of this Ray job's processes on this node."""
-    job = ray.get_runtime_context().get_job_id()
-    return str(Path(tempfile.gettempdir()) / f"mlcir-node-{job}-*")
+    context = ray.get_runtime_context()
+    name = f"mlcir-node-{context.get_node_id()[:16]}-{context.get_job_id()}-*"
+    return str(Path(tempfile.gettempdir()) / name)
 
 
 @functools.lru_cache(maxsize=1)
