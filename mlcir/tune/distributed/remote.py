@@ -8,7 +8,6 @@ by content hash: the driver's disk is never read here. Imported only where Ray i
 
 from __future__ import annotations
 
-import functools
 import glob
 import hashlib
 import io
@@ -36,7 +35,6 @@ def _job_folders() -> str:
     return str(Path(tempfile.gettempdir()) / name)
 
 
-@functools.lru_cache(maxsize=1)
 def _folder() -> Path:
     """This Ray worker process's folder (removed by the node's actor when tuning ends)."""
     folder = Path(_job_folders().replace("*", str(os.getpid())))
