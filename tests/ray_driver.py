@@ -6,9 +6,12 @@ one JSON line (``RESULT {...}``) of what happened."""
 
 from __future__ import annotations
 
+import glob
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -70,6 +73,9 @@ def main(work_dir: Path, trials: int) -> None:
         finally:
             runner.close()
             ray.shutdown()
+            # What the killed node's processes wrote: no actor of theirs is left to remove it.
+            for folder in glob.glob(f"{tempfile.gettempdir()}/mlcir-node-{node_ids[second][:16]}-*"):
+                shutil.rmtree(folder, ignore_errors=True)
     print("RESULT " + json.dumps({"best": best is not None, "records": record_lines(work_dir),
                                   "before_kill": before_kill[0] if before_kill else None,
                                   "nodes": node_ids, "listeners": sockets}), flush=True)
