@@ -74,7 +74,8 @@ def main(work_dir: Path, trials: int) -> None:
             runner.close()
             ray.shutdown()
             # What the killed node's processes wrote: no actor of theirs is left to remove it.
-            for folder in glob.glob(f"{tempfile.gettempdir()}/mlcir-node-{node_ids[second][:16]}-*"):
+            killed = f"{tempfile.gettempdir()}/mlcir-node-{node_ids[second][:16]}-*"
+            for folder in glob.glob(killed):
                 shutil.rmtree(folder, ignore_errors=True)
     print("RESULT " + json.dumps({"best": best is not None, "records": record_lines(work_dir),
                                   "before_kill": before_kill[0] if before_kill else None,
