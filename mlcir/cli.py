@@ -389,16 +389,20 @@ def cmd_tune(args: argparse.Namespace) -> int:
         module = import_model(args.model, args.model_format,
                               " ".join(args.input_shapes) if args.input_shapes else None)
     work_dir = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="mlcir-tune-"))
+    runner = (mlcir.tune.RayRunner(address=args.ray_address, target=target)
+              if args.ray_address else "local")
     try:
         db = mlcir.tune.tune_module(
             module, target=target, work_dir=work_dir, max_trials_global=args.trials,
             max_trials_per_task=args.trials_per_task, strategy=args.strategy,
             num_trials_per_iter=args.trials_per_round, seed=args.seed,
             cost_model=args.cost_model, verbose=0 if args.quiet else 1,
-            task_scheduler=args.task_scheduler, builders=args.builders,
+            task_scheduler=args.task_scheduler, builders=args.builders, runner=runner,
             input_shapes=sizes if len(sizes) > 1 else None)
         workloads, records = export_best_records(db, args.output)
     finally:
+        if not isinstance(runner, str):
+            runner.close()
         if not args.work_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
     if not args.quiet:
@@ -555,6 +559,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="how trials are shared between kernels (default: gradient)")
     p.add_argument("--builders", type=int, default=1, metavar="N",
                    help="builder processes (default: 1)")
+    p.add_argument("--ray-address", metavar="HOST:PORT",
+                   help="build and measure on the Ray cluster whose head is at HOST:PORT, on "
+                        "the nodes with this machine's hardware fingerprint (docs/tuning.md)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar or task table")

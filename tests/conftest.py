@@ -28,6 +28,7 @@ def rng():
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU with the CUDA driver")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    config.addinivalue_line("markers", "ray: starts a local Ray cluster (needs ray, unshare)")
     config.addinivalue_line("markers", "qemu: needs qemu-aarch64 and aarch64's C library "
                                        "(Debian packages qemu-user, libc6-arm64-cross)")
 

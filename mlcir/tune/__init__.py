@@ -18,6 +18,7 @@ from .builder import Builder, BuildResult, LocalBuilder
 from .coordinator import BuildRunCoordinator, TrialResult
 from .cost_model import CostModel, RandomModel, XGBModel
 from .database import Database, Record, TuningDatabase, Workload, workload_hash
+from .distributed import RayBuilder, RayRunner
 from .evaluation import evaluate, random_inputs, random_search
 from .features import FeatureExtractor, LoopNestFeatures
 from .records_file import RecordsFile
@@ -33,7 +34,8 @@ from .tune import TuneConfig, TuneResult, tune_kernel, tune_module
 __all__ = ["BuildResult", "BuildRunCoordinator", "Builder", "Candidate", "CostModel",
            "Database", "DesignSpace", "EvolutionarySearch", "FeatureExtractor",
            "GradientScheduler", "LocalBuilder", "LocalRunner", "LoopNestFeatures", "RandomModel",
-           "RandomSearch", "Record", "RecordsFile", "RoundRobinScheduler", "RunResult", "Runner",
+           "RandomSearch", "RayBuilder", "RayRunner", "Record", "RecordsFile",
+           "RoundRobinScheduler", "RunResult", "Runner",
            "SearchContext", "SearchStrategy", "Task", "TaskScheduler", "TrialResult",
            "TuneConfig", "TuneResult", "TuningDatabase", "Workload", "XGBModel", "default_schedule",
            "default_space", "evaluate", "extract_tasks", "random_inputs", "random_search",

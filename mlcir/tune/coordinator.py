@@ -31,6 +31,8 @@ class TrialResult:
     run_secs: list[float] | None = None
     error: str | None = None
     build_secs: float | None = None
+    node: str | None = None  # where it was measured, on a cluster (its Ray node id)
+    node_fingerprint: dict[str, Any] | None = None
 
 
 class BuildRunCoordinator:

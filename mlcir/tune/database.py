@@ -65,6 +65,9 @@ class Record:
     # How the candidate was proposed (strategy, round, trial, prediction): for reports.
     info: dict[str, Any] | None = None
     default_schedule: bool = False  # the trace is the target's default schedule
+    # Measured on a Ray cluster: the node's id and hardware fingerprint (absent otherwise).
+    node: str | None = None
+    node_fingerprint: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -79,7 +82,11 @@ class Record:
         return trace_key(self.trace)
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": SCHEMA_VERSION, **asdict(self)}
+        data = asdict(self)
+        for optional in ("node", "node_fingerprint"):
+            if data[optional] is None:
+                del data[optional]
+        return {"version": SCHEMA_VERSION, **data}
 
 
 @dataclass(frozen=True)
@@ -191,7 +198,8 @@ class Database:
                 rec = Record(data["workload"], data["target"], data["trace"], data.get("run_secs"),
                              data.get("error"), data.get("features"), data.get("build_secs"),
                              data.get("timestamp", 0.0), data.get("info"),
-                             data.get("default_schedule", False))
+                             data.get("default_schedule", False),
+                             data.get("node"), data.get("node_fingerprint"))
                 if not isinstance(rec.trace, dict):
                     raise KeyError("trace")
             except KeyError as error:

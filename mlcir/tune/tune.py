@@ -40,6 +40,7 @@ from .coordinator import BuildRunCoordinator, TrialResult
 from .cost_model import CostModel, make_cost_model
 from .database import (Database, Record, Specialization, TuningDatabase, trace_key,
                        workload_hash)
+from .distributed import RayBuilder, RayCoordinator, RayRunner
 from .features import FeatureExtractor, make_feature_extractor
 from .progress import Progress, TaskRow
 from .run_info import record_run, role_settings, run_manifest
@@ -176,7 +177,8 @@ class TaskTuner:
             key = trace_key(result.trace)
             rec = Record(self.workload, self.key, result.trace, result.run_secs, result.error,
                          features[key], result.build_secs, info=info[key],
-                         default_schedule=key == self.default_key)
+                         default_schedule=key == self.default_key, node=result.node,
+                         node_fingerprint=result.node_fingerprint)
             self.db.commit_record(rec)
             self.cx.measured.add(key)
             note = f"{self.task.name}: " + (f"{rec.mean_secs * 1e3:.3f} ms" if rec.ok
@@ -264,10 +266,16 @@ def _tune_tasks(tasks: list[Task], config: TuneConfig) -> tuple[TuningDatabase, 
         builder = make_builder(config.builder, work_dir, target, config.builders)
         if isinstance(config.builder, str):
             made_here.callback(builder.close)
-        runner = make_runner(config.runner, work_dir, target)
+        runner = (RayRunner(target=target) if config.runner == "ray"
+                  else make_runner(config.runner, work_dir, target))
         if isinstance(config.runner, str):
             made_here.callback(runner.close)
-        coordinator = BuildRunCoordinator(builder, runner)
+        if isinstance(runner, RayRunner):  # builds on the cluster too, every node at once
+            runner.bind(target)
+            coordinator = RayCoordinator(runner, builder if isinstance(builder, RayBuilder)
+                                         else None)
+        else:
+            coordinator = BuildRunCoordinator(builder, runner)
         progress = Progress(work_dir, total=config.max_trials_global, verbose=config.verbose)
         made_here.callback(progress.close)
         tuners = [TaskTuner(task, db, target, space, strategy, model, extractor, coordinator,

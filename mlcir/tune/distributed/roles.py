@@ -1,0 +1,180 @@
+"""The builder and runner roles on a Ray cluster: :class:`RayBuilder` and :class:`RayRunner`.
+
+Both speak the tuner's protocols (:mod:`mlcir.tune.builder`, :mod:`mlcir.tune.runner`) and
+share one :class:`~.cluster.RayCluster`. A built library stays in Ray's object store, named by
+its content hash (``BuildResult.artifact``); the reference data of a workload is put there once.
+The tuner drives them with :class:`~.coordinator.RayCoordinator`, which keeps every matching
+node busy; called one by one through the protocols they work too, one candidate at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from mlcir.target import Target
+from mlcir.targets import compile_module
+
+from ..builder import BuildResult
+from ..database import trace_key
+from ..evaluation import random_inputs
+from ..runner import RunResult
+from .cluster import Node, RayCluster
+from .fingerprint import target_fingerprint
+
+
+class RayBuilder:
+    """Builds candidates as Ray tasks (one CPU each) on the cluster of ``runner``."""
+
+    def __init__(self, runner: "RayRunner", timeout: float = 120.0):
+        self.runner = runner
+        self.timeout = timeout
+        self._kernels: dict[str, str] = {}
+
+    @property
+    def workers(self) -> int:
+        return max(1, sum(node.cpus for node in self.runner.nodes()))
+
+    def prepare(self, workload: str, kernel: ir.Module) -> None:
+        self._kernels[workload] = str(kernel)
+
+    def submit(self, workload: str, trace: dict[str, Any], node: Node | None = None
+               ) -> tuple[Any, Any]:
+        """Start one build (on ``node`` when given): the ObjectRefs of its answer and of its
+        library's bytes."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from .remote import build
+
+        options: dict[str, Any] = {"num_cpus": 1}
+        if node is not None:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node.id, soft=False)
+        return build.options(**options).remote(workload, self._kernels[workload], trace,
+                                               str(self.runner.target), self.timeout)
+
+    def build_candidate(self, workload: str, trace: dict[str, Any]) -> BuildResult:
+        import ray
+
+        answer_ref, library_ref = self.submit(workload, trace)
+        try:
+            answer = ray.get(answer_ref)
+        except ray.exceptions.RayError as error:
+            return BuildResult(error=f"Ray: {error}".splitlines()[0])
+        if not answer["ok"]:
+            return BuildResult(error=answer["error"])
+        self.runner.cluster.artifacts[answer["hash"]] = library_ref
+        return BuildResult(answer["hash"], None, answer["build_secs"])
+
+    def close(self) -> None:
+        """Nothing of its own: the runner holds the cluster."""
+
+
+@dataclass
+class _Reference:
+    """A workload's random inputs and reference outputs, in the object store."""
+
+    hash: str
+    ref: Any
+    signature: dict[str, Any]
+
+
+class RayRunner:
+    """Measures candidates on the cluster at ``address`` (``None``: ``RAY_ADDRESS``), in the
+    measurement actor of each node whose fingerprint matches the target's."""
+
+    cores = 0  # every run is on a node of the cluster, none on this machine's cores
+
+    def __init__(self, address: str | None = None, target: str | Target | None = None,
+                 timeout: float = 30.0, repeat: int = 3, min_repeat_ms: float = 20.0):
+        self.address = address
+        self.target = Target.parse(target) if target is not None else None
+        self.timeout = timeout
+        self.repeat = repeat
+        self.min_repeat_ms = min_repeat_ms
+        self._cluster: RayCluster | None = None
+        self._references: dict[str, _Reference] = {}
+
+    def bind(self, target: Target) -> None:
+        """Measure for ``target`` (the tuner's, when the runner was made without one)."""
+        if self.target is None:
+            self.target = target
+        elif self.target.key != target.key:
+            raise ValueError(f"this RayRunner measures for '{self.target}', not '{target}'")
+
+    @property
+    def cluster(self) -> RayCluster:
+        return self.connect()
+
+    def connect(self) -> RayCluster:
+        """The cluster, connected on first use."""
+        if self._cluster is None:
+            self._cluster = RayCluster(self.address)
+        return self._cluster
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        assert self.target is not None, "bind(target) first"
+        return target_fingerprint(self.target)
+
+    def nodes(self) -> list[Node]:
+        """The alive nodes that measure for the target; an error when there is none."""
+        nodes = self.cluster.nodes_for(self.fingerprint)
+        if not nodes:
+            raise RuntimeError(f"no alive Ray node matches the target '{self.target}' (see the "
+                               "messages above; docs/tuning.md, distributed tuning)")
+        return nodes
+
+    def prepare(self, workload: str, kernel: ir.Module) -> None:
+        import ray
+
+        from .remote import reference_bytes
+
+        if workload in self._references:
+            return
+        self.connect()  # before ray.put, which would start a local Ray instead
+        ex = compile_module(kernel)
+        inputs = random_inputs(ex)
+        outputs = ex.main(*[a.copy() for a in inputs])
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        arrays = {f"input{i}": a for i, a in enumerate(inputs)}
+        arrays.update({f"output{i}": np.asarray(o) for i, o in enumerate(outputs)})
+        data = reference_bytes(arrays)
+        self._references[workload] = _Reference(hashlib.sha256(data).hexdigest()[:24],
+                                                ray.put(data),
+                                                ex["main"].signature.to_json())
+
+    def submit(self, node: Node, workload: str, trace: dict[str, Any], library_hash: str,
+               library_ref: Any) -> Any:
+        """Start measuring one built library on ``node``: the ObjectRef of the worker's answer."""
+        reference = self._references[workload]
+        request = {"id": 1, "key": trace_key(trace), "signature": reference.signature,
+                   "target": str(self.target), "repeat": self.repeat,
+                   "min_repeat_ms": self.min_repeat_ms}
+        return node.actor.measure.remote(request, library_ref, library_hash, reference.hash,
+                                         [reference.ref], self.timeout)
+
+    def run_candidate(self, workload: str, trace: dict[str, Any],
+                      build: BuildResult) -> RunResult:
+        import ray
+
+        assert build.artifact is not None
+        library_ref = self.cluster.artifacts.pop(build.artifact)
+        node = self.nodes()[0]
+        try:
+            answer = ray.get(self.submit(node, workload, trace, build.artifact, library_ref))
+        except ray.exceptions.RayError as error:
+            self.cluster.mark_dead(node.id, str(error))
+            return RunResult(error=f"Ray node {node.id} lost: {error}".splitlines()[0])
+        if not answer.get("ok"):
+            return RunResult(error=answer["error"])
+        return RunResult(answer["run_secs"])
+
+    def close(self) -> None:
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+        self._references.clear()
