@@ -129,24 +129,26 @@ def as_module(mod: Any) -> ir.Module:
     raise TypeError(f"expected an ir.Module or MLIR text, got {type(mod).__name__}")
 
 
-def _has_boolean_buffer(op: ir.Operation) -> bool:
+def _has_boolean_memref(op: ir.Operation) -> bool:
     types = [r.type for r in op.results]
     for region in op.regions:
         for block in region.blocks:
             types += [a.type for a in block.arguments]
-    return any(isinstance(t, (ir.RankedTensorType, ir.MemRefType))
-               and isinstance(ir.ShapedType(t).element_type, ir.IntegerType)
-               and ir.IntegerType(ir.ShapedType(t).element_type).width == 1 for t in types)
+    return any(isinstance(t, ir.MemRefType)
+               and isinstance(ir.MemRefType(t).element_type, ir.IntegerType)
+               and ir.IntegerType(ir.MemRefType(t).element_type).width == 1 for t in types)
 
 
 def check_supported_types(module: ir.Module) -> None:
     """Refuse what the codegen pipeline would abort the process on: MLIR 22.1's memref-to-LLVM
-    lowering asserts on loads and stores of ``i1`` elements (boolean tensors)."""
-    op = find_first(module.operation, _has_boolean_buffer)
+    lowering asserts on loads and stores of ``i1`` elements. Boolean *tensors* are stored as
+    bytes by ``mlcir-bool-storage``; boolean memrefs written by hand cannot be."""
+    op = find_first(module.operation, _has_boolean_memref)
     if op is not None:
-        raise BuildError(located(op.location, f"'{op.name}' op uses a boolean (i1) tensor or "
-                                 "memref, which MLIR 22.1 cannot compile to LLVM (its memref "
-                                 "lowering aborts on i1 elements); use i8 instead"))
+        raise BuildError(located(op.location, f"'{op.name}' op uses a boolean (i1) memref, "
+                                 "which MLIR 22.1 cannot compile to LLVM (its memref lowering "
+                                 "aborts on i1 elements); use i8 memrefs, or i1 tensors "
+                                 "(stored as bytes)"))
 
 
 class PreparedModule(NamedTuple):
