@@ -31,6 +31,8 @@ DIALECT = "graph"
 # Attribute names mlcir sets on upstream ops of a graph module.
 LIBRARY_ATTR = "graph.library"      # on a func.func declaration: the registered library name
 NAME_ATTR = "graph.name"            # on a function argument/result: its user-facing name
+DTYPE_ATTR = "graph.dtype"          # ... and its numpy dtype where the element type does not
+                                    # say it (an unsigned integer stored as signless)
 PRIMITIVE_ATTR = "graph.primitive"  # on a private func.func: a fused group, one future kernel
 
 

@@ -19,7 +19,6 @@ from mlir.dialects import func
 import mlcir
 from mlcir.dialects import graph
 from mlcir.dialects.opdef import ShapeError
-from mlcir.passes import run_pipeline
 from mlcir.dialects.dtypes import mlir_element_type
 from mlcir.testing.graph_kernels import build_graph_function
 

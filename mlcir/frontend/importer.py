@@ -20,7 +20,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func
 
-from mlcir.dialects.graph import NAME_ATTR
+from mlcir.dialects.graph import DTYPE_ATTR, NAME_ATTR
 from mlcir.errors import FrontendError
 from mlcir.ir import make_context, verify_module
 
@@ -130,6 +130,14 @@ def _check(node: Node, table: dict[str, type[Converter]]) -> list[str]:
     if missing:
         problems.append(f"needs the graph op{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(missing)}, which this mlcir does not have yet")
+    if not cls.unsigned_inputs:
+        for i, info in enumerate(node.inputs):
+            if info.type is not None and info.type[1].kind == "u":
+                problems.append(f"input {i} ('{info.name}') is {info.type[1]}: unsigned integers "
+                                "are stored as signless ones, and this op would treat them as "
+                                "signed (supported on unsigned inputs: "
+                                f"{', '.join(_unsigned_ops(table))})")
+                break
     for index, role in cls.constant_inputs(node).items():
         info = node.input(index)
         if info.present and info.constant is None:
@@ -142,9 +150,12 @@ def _check(node: Node, table: dict[str, type[Converter]]) -> list[str]:
     return problems
 
 
+def _unsigned_ops(table: dict[str, type[Converter]]) -> list[str]:
+    return sorted(op for op, cls in table.items() if cls.unsigned_inputs)
+
+
 # Ops with no converter that still import when their inputs are constants (shape arithmetic).
-_FOLD_ONLY = {"ConstantOfShape", "Range", "Where", "Equal", "Less", "Greater", "Not", "And",
-              "Or", "NonZero", "Size", "Tile", "ScatterND", "OneHot", "EyeLike", "CumSum"}
+_FOLD_ONLY = {"ConstantOfShape", "Range", "NonZero", "Size", "Tile", "ScatterND", "OneHot", "EyeLike", "CumSum"}
 
 
 def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> FrontendError:
@@ -205,11 +216,16 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
             func.ReturnOp(results)
         fn.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(arg_types, [r.type for r in results]))
-        fn.arg_attrs = ir.ArrayAttr.get([_name_attr(vi.name) for vi in loaded.inputs])
-        fn.res_attrs = ir.ArrayAttr.get([_name_attr(o.name) for o in graph.output])
+        fn.arg_attrs = ir.ArrayAttr.get([_name_attr(vi.name, vi.type) for vi in loaded.inputs])
+        fn.res_attrs = ir.ArrayAttr.get([_name_attr(o.name, o.type) for o in graph.output])
     verify_module(module)
     return module
 
 
-def _name_attr(name: str) -> ir.DictAttr:
-    return ir.DictAttr.get({NAME_ATTR: ir.StringAttr.get(name)})
+def _name_attr(name: str, type_proto) -> ir.DictAttr:
+    """The ONNX name, and for an unsigned tensor (stored as signless) its numpy dtype."""
+    attrs = {NAME_ATTR: ir.StringAttr.get(name)}
+    found = onnx_tensor_type(type_proto)
+    if found is not None and found[1].kind == "u":
+        attrs[DTYPE_ATTR] = ir.StringAttr.get(found[1].name)
+    return ir.DictAttr.get(attrs)

@@ -12,7 +12,9 @@ from typing import Any, NamedTuple
 from mlir import ir
 from mlir.dialects import func
 
-from mlcir.dialects.graph import LIBRARY_ATTR, NAME_ATTR
+import numpy as np
+
+from mlcir.dialects.graph import DTYPE_ATTR, LIBRARY_ATTR, NAME_ATTR
 from mlcir.dialects.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
@@ -21,13 +23,20 @@ from .jit import memref_specs
 from .signature import Signature, TensorArg
 
 
-def _names(fn: func.FuncOp, key: str, count: int, prefix: str) -> list[str]:
-    names = [f"{prefix}{i}" for i in range(count)]
+def _names(fn: func.FuncOp, key: str, count: int, prefix: str
+           ) -> list[tuple[str, np.dtype | None]]:
+    """Each argument's (or result's) name, and its numpy dtype where ``graph.dtype`` gives it
+    (an unsigned integer stored as signless)."""
+    names: list[tuple[str, np.dtype | None]] = [(f"{prefix}{i}", None) for i in range(count)]
     if key in fn.attributes:
         for i, attrs in enumerate(ir.ArrayAttr(fn.attributes[key])):
             d = ir.DictAttr(attrs)
+            name, dtype = names[i]
             if NAME_ATTR in d:
-                names[i] = ir.StringAttr(d[NAME_ATTR]).value
+                name = ir.StringAttr(d[NAME_ATTR]).value
+            if DTYPE_ATTR in d:
+                dtype = np.dtype(ir.StringAttr(d[DTYPE_ATTR]).value)
+            names[i] = (name, dtype)
     return names
 
 
@@ -63,7 +72,9 @@ def _is_written(value: ir.Value, depth: int = 0) -> bool:
     return False
 
 
-def _tensor_arg(name: str, t: ir.Type, kind: str, fn_name: str) -> TensorArg:
+def _tensor_arg(named: tuple[str, np.dtype | None], t: ir.Type, kind: str,
+                fn_name: str) -> TensorArg:
+    name, stored_as = named
     if not isinstance(t, ir.ShapedType) or not t.has_rank:
         raise BuildError(f"function '{fn_name}': {name} has type {t}; compiled functions take "
                          "ranked tensors or memrefs")
@@ -71,6 +82,11 @@ def _tensor_arg(name: str, t: ir.Type, kind: str, fn_name: str) -> TensorArg:
         dtype = numpy_dtype(t.element_type)
     except TypeError as e:
         raise BuildError(f"function '{fn_name}': {name}: {e}") from None
+    if stored_as is not None:
+        if stored_as.itemsize != dtype.itemsize or dtype.kind not in "iu":
+            raise BuildError(f"function '{fn_name}': {name}: {DTYPE_ATTR} = {stored_as} cannot "
+                             f"be stored as {t}")
+        dtype = stored_as
     shape = tuple(None if t.is_dynamic_dim(i) else t.shape[i] for i in range(t.rank))
     return TensorArg(name, shape, dtype, kind)
 

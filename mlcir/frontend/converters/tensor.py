@@ -37,6 +37,8 @@ class Reshape(Converter):
     """Reshape -> graph.reshape; the shape input is a constant; 0 copies the input's dim
     (unless allowzero, opset 14), -1 is inferred."""
 
+    unsigned_inputs = True
+
     graph_ops = ("reshape",)
     constants = {1: "shape"}
 
@@ -76,6 +78,8 @@ class Reshape(Converter):
 class Flatten(Converter):
     """Flatten(axis) -> graph.reshape to [prod(dims[:axis]), prod(dims[axis:])]."""
 
+    unsigned_inputs = True
+
     graph_ops = ("reshape",)
 
     @classmethod
@@ -96,6 +100,8 @@ class Flatten(Converter):
 class Squeeze(Converter):
     """Squeeze -> graph.reshape without the given size-1 axes (an input since opset 13;
     without it, every size-1 dim)."""
+
+    unsigned_inputs = True
 
     graph_ops = ("reshape",)
     constants = {1: "axes"}
@@ -121,6 +127,8 @@ class Squeeze(Converter):
 class Unsqueeze(Converter):
     """Unsqueeze -> graph.reshape with size-1 dims inserted at the axes (an input since 13)."""
 
+    unsigned_inputs = True
+
     graph_ops = ("reshape",)
     constants = {1: "axes"}
 
@@ -138,6 +146,8 @@ class Unsqueeze(Converter):
 class Transpose(Converter):
     """Transpose(perm) -> graph.permute_dims (default: the dims reversed)."""
 
+    unsigned_inputs = True
+
     graph_ops = ("permute_dims",)
 
     @classmethod
@@ -152,6 +162,8 @@ class Transpose(Converter):
 @converter
 class Concat(Converter):
     """Concat(axis) -> upstream tensor.concat."""
+
+    unsigned_inputs = True
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
