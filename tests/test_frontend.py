@@ -259,9 +259,12 @@ def test_single_op(op, shapes, attrs, inits, opset, outputs, domain):
 
 
 def test_every_supported_op_is_tested():
-    # CastLike: a test below; the integer-only ops: tests/test_elementwise_dtypes.py.
+    # CastLike: a test below; the integer-only ops: tests/test_elementwise_dtypes.py; the
+    # boolean and unsigned ones: tests/test_boolean_ops.py.
+    boolean_ops = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
+                   "Xor", "Not", "Where", "IsNaN", "IsInf", "BitShift"}
     tested = {p.values[0] for p in SINGLE_OPS} | {"CastLike", "BitwiseAnd", "BitwiseOr",
-                                                  "BitwiseXor", "BitwiseNot", "Mod"}
+                                                  "BitwiseXor", "BitwiseNot", "Mod"} | boolean_ops
     assert set(supported_ops()) - tested == set()
 
 
