@@ -233,3 +233,23 @@ def test_bool_and_uint_arrays_through_the_cli(tmp_path):
         assert done.returncode == 0, done.stderr
     with np.load(tmp_path / "out.npz") as out:
         _close(dict(out), om.reference(model_path.read_bytes(), feeds))
+
+
+def test_uint_arrays_through_save_and_load(tmp_path):
+    """The signature records the numpy dtype of unsigned inputs and outputs (graph.dtype);
+    a saved model keeps it."""
+    model = _model([helper.make_node("BitShift", ["x", "n"], ["y"], direction="RIGHT"),
+                    helper.make_node("Equal", ["y", "x"], ["same"])],
+                   {"x": ("u16", [4]), "n": ("u16", [4])},
+                   {"y": ("u16", [4]), "same": ("bool", [4])})
+    ex = mlcir.build(from_onnx(model))
+    ex.save(tmp_path / "shift.mlcir")
+    loaded = mlcir.load(tmp_path / "shift.mlcir")
+    assert loaded.main.signature.describe() == \
+        "main(x: uint16[4], n: uint16[4]) -> (uint16[4], bool[4])"
+    x, n = np.array([65535, 32768, 5, 0], np.uint16), np.array([15, 0, 1, 3], np.uint16)
+    y, same = loaded.main(x, n)
+    np.testing.assert_array_equal(y, [1, 32768, 2, 0])
+    np.testing.assert_array_equal(same, [False, True, False, True])
+    with pytest.raises(mlcir.RuntimeInputError, match="expected dtype uint16, got int16"):
+        loaded.main(x.view(np.int16), n)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import onnx
 from mlir import ir
 from mlir.dialects import func
 
@@ -155,7 +156,8 @@ def _unsigned_ops(table: dict[str, type[Converter]]) -> list[str]:
 
 
 # Ops with no converter that still import when their inputs are constants (shape arithmetic).
-_FOLD_ONLY = {"ConstantOfShape", "Range", "NonZero", "Size", "Tile", "ScatterND", "OneHot", "EyeLike", "CumSum"}
+_FOLD_ONLY = {"ConstantOfShape", "Range", "NonZero", "Size", "Tile", "ScatterND", "OneHot",
+              "EyeLike", "CumSum", "GatherElements"}
 
 
 def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> FrontendError:
@@ -222,7 +224,7 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
     return module
 
 
-def _name_attr(name: str, type_proto) -> ir.DictAttr:
+def _name_attr(name: str, type_proto: onnx.TypeProto) -> ir.DictAttr:
     """The ONNX name, and for an unsigned tensor (stored as signless) its numpy dtype."""
     attrs = {NAME_ATTR: ir.StringAttr.get(name)}
     found = onnx_tensor_type(type_proto)
