@@ -300,6 +300,15 @@ irdl.dialect @graph {
     %a0 = irdl.base "#builtin.integer"
     irdl.attributes {"axis" = %a0}
   }
+  irdl.operation @gather_elements {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(x: %o0, indices: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %a0}
+  }
   irdl.operation @sin {
     %o0 = irdl.any
     irdl.operands(x: %o0)

@@ -383,6 +383,17 @@ def _take(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     return [TensorSpec(x.shape[:axis] + indices.shape + x.shape[axis + 1:], x.element_type)]
 
 
+def _gather_elements(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    x, indices = specs
+    t = indices.element_type
+    if not (is_signless_int_type(t) and ir.IntegerType(t).width in (32, 64)):
+        raise ShapeError(f"indices must be i32 or i64, got {t}")
+    if indices.rank != x.rank:
+        raise ShapeError(f"indices {_fmt(indices.shape)} must have the rank of x {_fmt(x.shape)}")
+    _axis(attrs["axis"], x.rank)
+    return [TensorSpec(indices.shape, x.element_type)]
+
+
 # ----------------------------------------------------------------------------------------------
 # Their numpy semantics (``evaluate``)
 
@@ -532,6 +543,13 @@ def _np_take(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     if np.any((indices < -n) | (indices >= n)):
         raise IndexError(f"take: indices out of range for an axis of {n} elements")
     return np.take(x, np.where(indices < 0, indices + n, indices), axis=axis)
+
+
+def _np_gather_elements(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    n = x.shape[axis]
+    if np.any((indices < -n) | (indices >= n)):
+        raise IndexError(f"gather_elements: indices out of range for an axis of {n} elements")
+    return np.take_along_axis(x, np.where(indices < 0, indices + n, indices), axis=axis)
 
 
 _np_sum = _np_reduce(lambda x, **kw: np.sum(x, dtype=x.dtype, **kw))
@@ -757,6 +775,11 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           attrs=(AttrDef("axis", "int", "the axis indexed"),),
           summary="numpy.take along `axis`; negative indices count from the end.",
           pattern="injective", evaluate=_np_take),
+    OpDef(DIALECT, "gather_elements", ("x", "indices"), _gather_elements,
+          attrs=(AttrDef("axis", "int", "the axis indexed"),),
+          summary="numpy.take_along_axis (ONNX GatherElements): the result has the indices' "
+                  "shape; negative indices count from the end.",
+          pattern="injective", evaluate=_np_gather_elements),
     OpDef(DIALECT, "sin", ("x",), _unary, check=_float_elementwise,
           summary="Elementwise sine of a float tensor.", pattern="elementwise",
           evaluate=_np_float(np.sin)),
@@ -1236,6 +1259,16 @@ def take(x: ir.Value, indices: ir.Value, *, axis: int = _REQUIRED,
     axis: the axis indexed
     """
     return _build("take", x, indices, axis=axis, loc=loc)
+
+
+def gather_elements(x: ir.Value, indices: ir.Value, *, axis: int = _REQUIRED,
+                    loc: ir.Location | None = None) -> ir.Value:
+    """numpy.take_along_axis (ONNX GatherElements): the result has the indices' shape;
+    negative indices count from the end.
+
+    axis: the axis indexed
+    """
+    return _build("gather_elements", x, indices, axis=axis, loc=loc)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Constant folding at import trusts mlcir's own numpy semantics (``OpDef.evaluate`` through
-the converters, numpy evaluators for ops without one) and uses ``onnx.reference`` only for
-the rest (docs/frontend.md, "Constant folding")."""
+the converters) and uses ``onnx.reference`` only for ops without a converter (docs/frontend.md,
+"Constant folding"); GatherElements folds right on long axes and runs on runtime values."""
 
 from __future__ import annotations
 
@@ -79,3 +79,20 @@ def test_ops_with_a_converter_fold_without_onnx_reference(monkeypatch):
     x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
     got = mlcir.build(from_onnx(model)).main(x)
     np.testing.assert_allclose(got, x @ np.maximum(w.T * 2, 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_gather_elements_at_run_time_against_onnxruntime(dtype):
+    """Data and indices (int32, negative ones) known only at run time, an axis of 512."""
+    elem = {np.float32: T.FLOAT, np.int64: T.INT64, np.bool_: T.BOOL}[dtype]
+    graph = helper.make_graph(
+        [helper.make_node("GatherElements", ["table", "indices"], ["y"], axis=-1)], "gather",
+        [helper.make_tensor_value_info("table", elem, [2, 512]),
+         helper.make_tensor_value_info("indices", T.INT32, [2, 128])],
+        [helper.make_tensor_value_info("y", elem, [2, 128])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(3)
+    feeds = {"table": (rng.standard_normal((2, 512)) * 10).astype(dtype),
+             "indices": rng.integers(-512, 512, (2, 128)).astype(np.int32)}
+    got = mlcir.build(from_onnx(model)).main(**feeds)
+    np.testing.assert_array_equal(got, om.reference(model, feeds)["y"])

@@ -3,16 +3,14 @@
 mlcir folds with its own numpy semantics first: the node's converter run on the constant
 inputs, where every graph op it asks for is evaluated by that op's ``evaluate`` (the same
 numpy the lowerings are tested against), so a folded node means what the compiled one would.
-Ops with no converter use a numpy evaluator of their own here (``GatherElements``). Only the
-rest go to onnx's ``onnx.reference.ReferenceEvaluator`` run on that one node (shape
-arithmetic such as ``ConstantOfShape``, ``Range``…), whose GatherElements, for one, reads
-only the first element when the gathered axis is longer than 32 (``np.choose``'s limit).
+Only ops without a converter go to onnx's ``onnx.reference.ReferenceEvaluator`` run on that
+one node (shape arithmetic such as ``ConstantOfShape``, ``Range``…): it is wrong in places —
+its GatherElements reads only the first element when the gathered axis is longer than 32
+(``np.choose``'s limit).
 Nodes with subgraphs and random generators are never folded.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -38,22 +36,6 @@ def can_fold(node: Node, inputs: list[np.ndarray | None]) -> bool:
                for name, value in zip(node.proto.input, inputs))
 
 
-def gather_elements(data: np.ndarray, indices: np.ndarray, axis: int = 0) -> np.ndarray:
-    """ONNX GatherElements: ``out[i][j] = data[indices[i][j]][j]`` along ``axis`` (negative
-    indices count from the end; out of range is an IndexError)."""
-    axis = axis + data.ndim if axis < 0 else axis
-    n = data.shape[axis]
-    if np.any((indices < -n) | (indices >= n)):
-        raise IndexError(f"GatherElements: indices out of range for an axis of {n} elements")
-    return np.take_along_axis(data, np.where(indices < 0, indices + n, indices), axis=axis)
-
-
-#: numpy evaluators of ops that have no converter: (node, inputs) -> outputs.
-EVALUATORS: dict[str, Callable[[Node, list[np.ndarray]], list[np.ndarray]]] = {
-    "GatherElements": lambda node, inputs: [gather_elements(*inputs, axis=node.attr("axis", 0))],
-}
-
-
 def fold(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     """The node's outputs, evaluated with mlcir's numpy semantics where it has them, else by
     onnx's reference evaluator (ValueError on failure)."""
@@ -67,10 +49,8 @@ def fold(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 
 def _fold_with_mlcir(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray] | None:
-    """The outputs by the node's converter on constants (every graph op it builds evaluated)
-    or by a numpy evaluator of this module; None when neither applies."""
-    if node.op_type in EVALUATORS:
-        return [np.asarray(v) for v in EVALUATORS[node.op_type](node, list(inputs))]
+    """The outputs by the node's converter on constants (every graph op it builds
+    evaluated); None when it has none or it needs IR to be built."""
     cls = converter_table().get(node.op_type)
     impl = cls.impl(node.opset) if cls is not None else None
     if impl is None or cls.check(node):
@@ -79,6 +59,8 @@ def _fold_with_mlcir(node: Node, inputs: list[np.ndarray | None]) -> list[np.nda
     builder.node = node
     try:
         outputs = impl(builder, node, list(inputs))
+    except (IndexError, ArithmeticError):
+        raise  # an op's numpy refused these constants (an index out of range): the model's
     except Exception:  # noqa: BLE001 - a converter that needs IR (no context here): not foldable by it
         return None
     if not isinstance(outputs, (list, tuple)):

@@ -157,7 +157,7 @@ def _unsigned_ops(table: dict[str, type[Converter]]) -> list[str]:
 
 # Ops with no converter that still import when their inputs are constants (shape arithmetic).
 _FOLD_ONLY = {"ConstantOfShape", "Range", "NonZero", "Size", "Tile", "ScatterND", "OneHot",
-              "EyeLike", "CumSum", "GatherElements"}
+              "EyeLike", "CumSum"}
 
 
 def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> FrontendError:

@@ -84,6 +84,8 @@ def models() -> dict[str, Model]:
             x, begin=[3, 15, 0], end=[-1, -1, 32], strides=[-1, -2, 2])),
         "take": ([f(6, 32), rng.integers(-6, 6, (4, 5)).astype(np.int64)],
                  lambda g, x, i: g.take(x, i, axis=0)),
+        "gather_elements": ([f(6, 32), rng.integers(-32, 32, (6, 16)).astype(np.int64)],
+                            lambda g, x, i: g.gather_elements(x, i, axis=1)),
         "take_i32": ([f(4, 16, 8), rng.integers(-16, 16, (8,)).astype(np.int32)],
                      lambda g, x, i: g.take(x, i, axis=1)),
         # Fused groups: a gather of a computed tensor (read with tensor.extract, not as an

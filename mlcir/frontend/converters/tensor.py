@@ -294,6 +294,21 @@ class Gather(Converter):
 
 
 @converter
+class GatherElements(Converter):
+    """GatherElements(axis) -> graph.gather_elements (numpy.take_along_axis)."""
+
+    graph_ops = ("gather_elements",)
+
+    @classmethod
+    def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        x, indices = inputs
+        axis = cx.axis(node.attr("axis", 0), cx.rank(x))
+        if cx.dtype(indices) not in (np.int32, np.int64):
+            raise cx.error(f"indices of type {cx.dtype(indices)} (int32 or int64 expected)")
+        return cx.op("gather_elements", x, indices, axis=axis)
+
+
+@converter
 class Expand(Converter):
     """Expand -> graph.broadcast_to the (bidirectional) broadcast of x's shape and the shape
     input (a constant)."""
