@@ -41,6 +41,14 @@ def mlir_element_type(dtype: np.dtype) -> ir.Type:
     return ir.Type.parse(key)
 
 
+def signless_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype whose MLIR element type stores ``dtype`` in a graph: an unsigned integer is
+    stored as the signless (signed numpy) integer of its width, the same bits; others are
+    themselves. Ops whose meaning depends on the sign are refused on them at import."""
+    dtype = np.dtype(dtype)
+    return np.dtype(f"i{dtype.itemsize}") if dtype.kind == "u" else dtype
+
+
 # Arrays with at least this many elements are stored as resources rather than inline text.
 RESOURCE_THRESHOLD = 256
 _resource_ids = itertools.count()

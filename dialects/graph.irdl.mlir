@@ -300,6 +300,15 @@ irdl.dialect @graph {
     %a0 = irdl.base "#builtin.integer"
     irdl.attributes {"axis" = %a0}
   }
+  irdl.operation @gather_elements {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(x: %o0, indices: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %a0}
+  }
   irdl.operation @sin {
     %o0 = irdl.any
     irdl.operands(x: %o0)
@@ -447,5 +456,104 @@ irdl.dialect @graph {
     %a0 = irdl.base "#builtin.float"
     %a1 = irdl.base "#builtin.float"
     irdl.attributes {"lambd" = %a0, "bias" = %a1}
+  }
+  irdl.operation @equal {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @less {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @less_equal {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @greater {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @greater_equal {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @logical_and {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @logical_or {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @logical_xor {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @logical_not {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @where {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    %o2 = irdl.any
+    irdl.operands(condition: %o0, x: %o1, y: %o2)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @isnan {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @isinf {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.integer"
+    %a1 = irdl.base "#builtin.integer"
+    irdl.attributes {"detect_positive" = %a0, "detect_negative" = %a1}
+  }
+  irdl.operation @shift_left {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
+  irdl.operation @shift_right_logical {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, rhs: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
   }
 }

@@ -33,6 +33,8 @@ LIBRARY_ATTR = "graph.library"      # on a func.func declaration: the registered
 NAME_ATTR = "graph.name"            # on a function argument/result: its user-facing name
 DIMS_ATTR = "graph.dims"            # on a function argument: each dim's symbol ("" if none)
 SPECIALIZES_ATTR = "graph.specializes"  # on a public func.func: the function it specialises
+DTYPE_ATTR = "graph.dtype"          # ... and its numpy dtype where the element type does not
+                                    # say it (an unsigned integer stored as signless)
 PRIMITIVE_ATTR = "graph.primitive"  # on a private func.func: a fused group, one future kernel
 
 
@@ -390,6 +392,17 @@ def _take(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     return [TensorSpec(x.shape[:axis] + indices.shape + x.shape[axis + 1:], x.element_type)]
 
 
+def _gather_elements(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    x, indices = specs
+    t = indices.element_type
+    if not (is_signless_int_type(t) and ir.IntegerType(t).width in (32, 64)):
+        raise ShapeError(f"indices must be i32 or i64, got {t}")
+    if indices.rank != x.rank:
+        raise ShapeError(f"indices {_fmt(indices.shape)} must have the rank of x {_fmt(x.shape)}")
+    _axis(attrs["axis"], x.rank)
+    return [TensorSpec(indices.shape, x.element_type)]
+
+
 # ----------------------------------------------------------------------------------------------
 # Their numpy semantics (``evaluate``)
 
@@ -541,6 +554,13 @@ def _np_take(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return np.take(x, np.where(indices < 0, indices + n, indices), axis=axis)
 
 
+def _np_gather_elements(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    n = x.shape[axis]
+    if np.any((indices < -n) | (indices >= n)):
+        raise IndexError(f"gather_elements: indices out of range for an axis of {n} elements")
+    return np.take_along_axis(x, np.where(indices < 0, indices + n, indices), axis=axis)
+
+
 _np_sum = _np_reduce(lambda x, **kw: np.sum(x, dtype=x.dtype, **kw))
 _np_max = _np_reduce(np.max)
 _np_min = _np_reduce(np.min)
@@ -576,6 +596,60 @@ def _integer_elementwise(specs: list[TensorSpec], _attrs: dict[str, Any]) -> Non
 def _numeric_elementwise(specs: list[TensorSpec], _attrs: dict[str, Any]) -> None:
     for spec in specs:
         _require_numeric(spec)
+
+
+def _is_bool_type(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
+
+
+def _comparison(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
+    """Broadcasting comparison of two tensors of one element type: a boolean (i1) tensor."""
+    _same_element_type(specs)
+    for spec in specs:
+        if not (is_float_type(spec.element_type) or is_signless_int_type(spec.element_type)):
+            raise ShapeError(f"operands must have a float, integer or boolean element type, got "
+                             f"{spec.element_type}")
+    return [TensorSpec(broadcast_shapes(*(s.shape for s in specs)),
+                       ir.IntegerType.get_signless(1))]
+
+
+def _boolean_elementwise(specs: list[TensorSpec], _attrs: dict[str, Any]) -> None:
+    for spec in specs:
+        if not _is_bool_type(spec.element_type):
+            raise ShapeError(f"operands must have a boolean (i1) element type, got "
+                             f"{spec.element_type}")
+
+
+def _float_predicate(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
+    """A float tensor's elementwise test: a boolean (i1) tensor of its shape."""
+    _require_float(specs[0])
+    return [TensorSpec(specs[0].shape, ir.IntegerType.get_signless(1))]
+
+
+def _where(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
+    condition, x, y = specs
+    if not _is_bool_type(condition.element_type):
+        raise ShapeError(f"condition must have a boolean (i1) element type, got "
+                         f"{condition.element_type}")
+    return [TensorSpec(broadcast_shapes(condition.shape, x.shape, y.shape),
+                       _same_element_type([x, y]))]
+
+
+def _np_isinf(x: np.ndarray, detect_positive: int, detect_negative: int) -> np.ndarray:
+    return ((np.isposinf(x) & bool(detect_positive)) | (np.isneginf(x) & bool(detect_negative)))
+
+
+def _np_shift(fn):
+    """numpy's shift of integers viewed as unsigned, 0 for shift counts of the width or more
+    (what numpy gives for unsigned types; C and LLVM leave them undefined)."""
+    def evaluate(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        dtype = np.result_type(x, y)
+        unsigned = np.dtype(f"u{dtype.itemsize}")
+        a, n = x.astype(dtype).view(unsigned), y.astype(dtype).view(unsigned)
+        wide = n >= 8 * dtype.itemsize
+        out = fn(a, np.where(wide, 0, n).astype(unsigned))
+        return np.where(wide, unsigned.type(0), out).astype(unsigned).view(dtype)
+    return evaluate
 
 
 def _np_float(fn):
@@ -711,6 +785,11 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           attrs=(AttrDef("axis", "int", "the axis indexed"),),
           summary="numpy.take along `axis`; negative indices count from the end.",
           pattern="injective", evaluate=_np_take),
+    OpDef(DIALECT, "gather_elements", ("x", "indices"), _gather_elements,
+          attrs=(AttrDef("axis", "int", "the axis indexed"),),
+          summary="numpy.take_along_axis (ONNX GatherElements): the result has the indices' "
+                  "shape; negative indices count from the end.",
+          pattern="injective", evaluate=_np_gather_elements),
     OpDef(DIALECT, "sin", ("x",), _unary, check=_float_elementwise,
           summary="Elementwise sine of a float tensor.", pattern="elementwise",
           evaluate=_np_float(np.sin)),
@@ -789,6 +868,55 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
                evaluate=lambda x, lambd, bias: np.where(
                    x < -lambd, x + x.dtype.type(bias),
                    np.where(x > lambd, x - x.dtype.type(bias), x.dtype.type(0))).astype(x.dtype)),
+    OpDef(DIALECT, "equal", ("lhs", "rhs"), _comparison,
+          summary="Elementwise a == b (a boolean tensor), numpy broadcasting.",
+          pattern="broadcast", evaluate=np.equal),
+    OpDef(DIALECT, "less", ("lhs", "rhs"), _comparison,
+          summary="Elementwise a < b (a boolean tensor; false with a NaN), numpy broadcasting.",
+          pattern="broadcast", evaluate=np.less),
+    OpDef(DIALECT, "less_equal", ("lhs", "rhs"), _comparison,
+          summary="Elementwise a <= b (a boolean tensor; false with a NaN), numpy broadcasting.",
+          pattern="broadcast", evaluate=np.less_equal),
+    OpDef(DIALECT, "greater", ("lhs", "rhs"), _comparison,
+          summary="Elementwise a > b (a boolean tensor; false with a NaN), numpy broadcasting.",
+          pattern="broadcast", evaluate=np.greater),
+    OpDef(DIALECT, "greater_equal", ("lhs", "rhs"), _comparison,
+          summary="Elementwise a >= b (a boolean tensor; false with a NaN), numpy "
+                  "broadcasting.",
+          pattern="broadcast", evaluate=np.greater_equal),
+    OpDef(DIALECT, "logical_and", ("lhs", "rhs"), _broadcasting, check=_boolean_elementwise,
+          summary="Elementwise a and b of boolean tensors, numpy broadcasting.",
+          pattern="broadcast", evaluate=np.logical_and),
+    OpDef(DIALECT, "logical_or", ("lhs", "rhs"), _broadcasting, check=_boolean_elementwise,
+          summary="Elementwise a or b of boolean tensors, numpy broadcasting.",
+          pattern="broadcast", evaluate=np.logical_or),
+    OpDef(DIALECT, "logical_xor", ("lhs", "rhs"), _broadcasting, check=_boolean_elementwise,
+          summary="Elementwise a xor b of boolean tensors, numpy broadcasting.",
+          pattern="broadcast", evaluate=np.logical_xor),
+    OpDef(DIALECT, "logical_not", ("x",), _unary, check=_boolean_elementwise,
+          summary="Elementwise not x of a boolean tensor.", pattern="elementwise",
+          evaluate=np.logical_not),
+    OpDef(DIALECT, "where", ("condition", "x", "y"), _where,
+          summary="Elementwise x where condition else y (numpy.where), numpy broadcasting of "
+                  "all three.",
+          pattern="broadcast", evaluate=np.where),
+    OpDef(DIALECT, "isnan", ("x",), _float_predicate,
+          summary="Elementwise: is x NaN (a boolean tensor).", pattern="elementwise",
+          evaluate=np.isnan),
+    OpDef(DIALECT, "isinf", ("x",), _float_predicate,
+          attrs=(AttrDef("detect_positive", "int", "1: +inf counts"),
+                 AttrDef("detect_negative", "int", "1: -inf counts")),
+          summary="Elementwise: is x an infinity of a detected sign (a boolean tensor).",
+          pattern="elementwise", evaluate=_np_isinf),
+    OpDef(DIALECT, "shift_left", ("lhs", "rhs"), _broadcasting, check=_integer_elementwise,
+          summary="Elementwise a << b of integer tensors (0 when b >= the bit width; ONNX "
+                  "BitShift LEFT), numpy broadcasting.",
+          pattern="broadcast", evaluate=_np_shift(np.left_shift)),
+    OpDef(DIALECT, "shift_right_logical", ("lhs", "rhs"), _broadcasting,
+          check=_integer_elementwise,
+          summary="Elementwise logical (unsigned) a >> b of integer tensors (0 when b >= the "
+                  "bit width; ONNX BitShift RIGHT), numpy broadcasting.",
+          pattern="broadcast", evaluate=_np_shift(np.right_shift)),
 ]}
 
 
@@ -1143,6 +1271,16 @@ def take(x: ir.Value, indices: ir.Value, *, axis: int = _REQUIRED,
     return _build("take", x, indices, axis=axis, loc=loc)
 
 
+def gather_elements(x: ir.Value, indices: ir.Value, *, axis: int = _REQUIRED,
+                    loc: ir.Location | None = None) -> ir.Value:
+    """numpy.take_along_axis (ONNX GatherElements): the result has the indices' shape;
+    negative indices count from the end.
+
+    axis: the axis indexed
+    """
+    return _build("gather_elements", x, indices, axis=axis, loc=loc)
+
+
 # ----------------------------------------------------------------------------------------------
 # Calls to kernels and library functions
 
@@ -1320,3 +1458,82 @@ def shrink(x: ir.Value, *, lambd: float = _REQUIRED, bias: float = _REQUIRED,
            loc: ir.Location | None = None) -> ir.Value:
     """x + bias if x < -lambd, x - bias if x > lambd, else 0 (ONNX Shrink)."""
     return _build("shrink", x, lambd=lambd, bias=bias, loc=loc)
+
+
+def equal(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a == b (a boolean tensor), numpy broadcasting."""
+    return _build("equal", lhs, rhs, loc=loc)
+
+
+def less(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a < b (a boolean tensor; false with a NaN), numpy broadcasting."""
+    return _build("less", lhs, rhs, loc=loc)
+
+
+def less_equal(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a <= b (a boolean tensor; false with a NaN), numpy broadcasting."""
+    return _build("less_equal", lhs, rhs, loc=loc)
+
+
+def greater(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a > b (a boolean tensor; false with a NaN), numpy broadcasting."""
+    return _build("greater", lhs, rhs, loc=loc)
+
+
+def greater_equal(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a >= b (a boolean tensor; false with a NaN), numpy broadcasting."""
+    return _build("greater_equal", lhs, rhs, loc=loc)
+
+
+def logical_and(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a and b of boolean tensors, numpy broadcasting."""
+    return _build("logical_and", lhs, rhs, loc=loc)
+
+
+def logical_or(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a or b of boolean tensors, numpy broadcasting."""
+    return _build("logical_or", lhs, rhs, loc=loc)
+
+
+def logical_xor(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a xor b of boolean tensors, numpy broadcasting."""
+    return _build("logical_xor", lhs, rhs, loc=loc)
+
+
+def logical_not(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise not x of a boolean tensor."""
+    return _build("logical_not", x, loc=loc)
+
+
+def where(condition: ir.Value, x: ir.Value, y: ir.Value, *,
+          loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise x where condition else y (numpy.where), numpy broadcasting of all three."""
+    return _build("where", condition, x, y, loc=loc)
+
+
+def isnan(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise: is x NaN (a boolean tensor)."""
+    return _build("isnan", x, loc=loc)
+
+
+def isinf(x: ir.Value, *, detect_positive: int = _REQUIRED, detect_negative: int = _REQUIRED,
+          loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise: is x an infinity of a detected sign (a boolean tensor).
+
+    detect_positive: 1: +inf counts
+    detect_negative: 1: -inf counts
+    """
+    return _build("isinf", x, detect_positive=detect_positive, detect_negative=detect_negative,
+                  loc=loc)
+
+
+def shift_left(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise a << b of integer tensors (0 when b >= the bit width), numpy broadcasting."""
+    return _build("shift_left", lhs, rhs, loc=loc)
+
+
+def shift_right_logical(lhs: ir.Value, rhs: ir.Value, *,
+                        loc: ir.Location | None = None) -> ir.Value:
+    """Elementwise logical (unsigned) a >> b of integer tensors (0 when b >= the bit width),
+    numpy broadcasting."""
+    return _build("shift_right_logical", lhs, rhs, loc=loc)

@@ -22,6 +22,7 @@ declare_lazy({
     "mlcir-entry-points": "mlcir.passes.entry_points",
     "mlcir-private-symbols": "mlcir.passes.private_symbols",
     "mlcir-serial-foralls": "mlcir.passes.serial_foralls",
+    "mlcir-bool-storage": "mlcir.passes.bool_storage",
     "mlcir-lower-vectors": "mlcir.passes.lower_vectors",
     "mlcir-cpu": "mlcir.passes.pipelines",
     "mlcir-cpu-bufferize": "mlcir.passes.pipelines",

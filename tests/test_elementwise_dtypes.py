@@ -3,10 +3,10 @@ for it that mlcir runs (float16, float32, float64, int8 to int64), compiled and 
 the op's numpy semantics (``OpDef.evaluate``); and the ONNX ops of other types than float32
 against onnxruntime.
 
-Boolean tensors are refused by ``mlcir.build`` (docs/decisions.md, "Compiling"), so the ops
-that take or give them (comparisons, IsNaN/IsInf, Where) are not here. To keep compiles few,
-one module per element type and op family holds every op, each on its own arguments (so
-nothing fuses and every op is its own kernel).
+The ops that take or give boolean tensors (comparisons, logic, where, isnan/isinf; stored as
+bytes at run time) and the shifts are swept too, with bool operands where ONNX allows them.
+To keep compiles few, one module per element type and op family holds every op, each on its
+own arguments (so nothing fuses and every op is its own kernel).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from onnx import helper
 
 import mlcir
 from mlcir.dialects import graph
+from mlcir.dialects.dtypes import mlir_element_type
 from mlcir.dialects.opdef import ShapeError
 from mlcir.frontend import from_onnx
 from mlcir.testing import onnx_models as om
@@ -31,7 +32,7 @@ FLOATS = ("f16", "f32", "f64")
 INTS = ("i8", "i16", "i32", "i64")
 NUMERIC = FLOATS + INTS
 NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8,
-         "i16": np.int16, "i32": np.int32, "i64": np.int64}
+         "i16": np.int16, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
 TOLERANCE = {"f16": 2e-3, "f32": 2e-6, "f64": 1e-12}
 
 # graph op -> (element types: those its ONNX op allows that mlcir compiles, input domain, attrs)
@@ -74,11 +75,25 @@ REDUCTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "softmax": (FLOATS, {"axis": 1}),
     "log_softmax": (FLOATS, {"axis": 1}),
 }
+# graph op -> (operand element types it is swept in, input domain, attrs); the result is
+# boolean for comparisons and tests, the operands' type otherwise.
+BOOLEAN: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
+    "equal": (NUMERIC + ("i1",), "small", {}), "less": (NUMERIC, "small", {}),
+    "less_equal": (NUMERIC, "small", {}), "greater": (NUMERIC, "small", {}),
+    "greater_equal": (NUMERIC, "small", {}),
+    "logical_and": (("i1",), "normal", {}), "logical_or": (("i1",), "normal", {}),
+    "logical_xor": (("i1",), "normal", {}), "logical_not": (("i1",), "normal", {}),
+    "where": (NUMERIC + ("i1",), "normal", {}),
+    "isnan": (FLOATS, "special", {}),
+    "isinf": (FLOATS, "special", {"detect_positive": 1, "detect_negative": 0}),
+    "shift_left": (INTS, "shift", {}), "shift_right_logical": (INTS, "shift", {}),
+}
 SHAPE = (3, 8)
 
 
 def test_the_sweep_covers_every_elementwise_binary_and_reduction_op():
-    swept = set(UNARY) | set(BINARY) | set(REDUCTIONS) | {"ewise_fma", "astype", "layer_norm"}
+    swept = set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(BOOLEAN) | {"ewise_fma", "astype",
+                                                                         "layer_norm"}
     kinds = ("elementwise", "broadcast", "reduction")
     assert {name for name, op in graph.OPS.items() if op.pattern in kinds} - swept == set()
 
@@ -164,6 +179,56 @@ def test_binary_ops(dtype):
     _sweep(dtype, calls)
 
 
+def _operands(name: str, dtype: str, domain: str, rng: np.random.Generator) -> list[np.ndarray]:
+    count = len(graph.OPS[name].operands)
+    if dtype == "i1":
+        return [rng.random(SHAPE) < 0.5 for _ in range(count)]
+    if name == "where":
+        return [rng.random(SHAPE) < 0.5] + [_array(dtype, "normal", rng) for _ in range(2)]
+    if domain == "small":  # few distinct values: equal elements are common
+        return [np.round(_array(dtype, "normal", rng) / 8).astype(NUMPY[dtype])
+                for _ in range(count)]
+    if domain == "special":
+        x = _array(dtype, "normal", rng)
+        x.flat[:6] = [np.nan, np.inf, -np.inf, 0, -np.nan, np.inf]
+        return [x]
+    if domain == "shift":
+        bits = 8 * np.dtype(NUMPY[dtype]).itemsize
+        return [_array(dtype, "normal", rng),
+                rng.integers(0, bits + 2, SHAPE).astype(NUMPY[dtype])]  # with >= width
+    return [_array(dtype, domain, rng) for _ in range(count)]
+
+
+@pytest.mark.parametrize("dtype", NUMERIC + ("i1",))
+def test_boolean_and_shift_ops(dtype):
+    """Comparisons, logic, where, float tests and shifts; boolean operands and results are
+    numpy bool arrays (stored as bytes)."""
+    rng = np.random.default_rng(6)
+    calls = [(name, _operands(name, dtype, domain, rng), attrs)
+             for name, (dtypes, domain, attrs) in BOOLEAN.items() if dtype in dtypes]
+    ctx = mlcir.make_context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.create()
+        arg_types = [ir.RankedTensorType.get(list(SHAPE), mlir_element_type(a.dtype))
+                     for _, arrays, _ in calls for a in arrays]
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("main", ir.FunctionType.get(arg_types, []))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                args = list(fn.arguments)
+                results = []
+                for name, arrays, attrs in calls:
+                    results.append(graph.build(name, args[:len(arrays)], attrs))
+                    args = args[len(arrays):]
+                func.ReturnOp(results)
+            fn.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(arg_types, [r.type for r in results]))
+    got = mlcir.build(module).main(*[a for _, arrays, _ in calls for a in arrays])
+    for (name, arrays, attrs), value in zip(calls, got):
+        want = np.asarray(graph.OPS[name].evaluate(*arrays, **attrs))
+        assert value.dtype == want.dtype, name
+        np.testing.assert_array_equal(value, want, err_msg=f"{name} on {dtype}")
+
+
 @pytest.mark.parametrize("dtype", NUMERIC)
 def test_reductions(dtype):
     rng = np.random.default_rng(2)
@@ -202,12 +267,12 @@ def test_astype_between_every_pair(source):
             fn = func.FuncOp("main", ir.FunctionType.get([tx], []))
             with ir.InsertionPoint(fn.add_entry_block()):
                 results = [graph.build("astype", [fn.arguments[0]], {"dtype": target})
-                           for target in NUMERIC]
+                           for target in NUMERIC + ("i1",)]
                 func.ReturnOp(results)
             fn.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get([tx], [r.type for r in results]))
     got = mlcir.build(module).main(x)
-    for target, value in zip(NUMERIC, got):
+    for target, value in zip(NUMERIC + ("i1",), got):
         want = x.astype(NUMPY[target])
         assert value.dtype == want.dtype
         np.testing.assert_array_equal(value, want, err_msg=f"{source} -> {target}")

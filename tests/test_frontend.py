@@ -237,6 +237,10 @@ SINGLE_OPS = [
                                                                     np.int32)},
          id="Gather-axis1-2d-indices"),
     case("Gather", [[3, 5]], {"axis": 1}, inits={"idx": np.int64(3)}, id="Gather-scalar"),
+    case("GatherElements", [[3, 5]], {"axis": 1},
+         inits={"idx": np.array([[4, 0, -1], [2, -5, 3], [0, 0, 1]], np.int64)}),
+    case("GatherElements", [[4, 3]], {"axis": -2},
+         inits={"idx": np.array([[3, 0, -4], [1, 2, 2]], np.int32)}, id="GatherElements-axis0"),
     case("Squeeze", [[1, 3, 1, 2]], inits={"axes": i64(0, -2)}),
     case("Squeeze", [[1, 3, 1, 2]], id="Squeeze-all"),
     case("Unsqueeze", [[3, 2]], inits={"axes": i64(0, -1)}),
@@ -259,9 +263,12 @@ def test_single_op(op, shapes, attrs, inits, opset, outputs, domain):
 
 
 def test_every_supported_op_is_tested():
-    # CastLike: a test below; the integer-only ops: tests/test_elementwise_dtypes.py.
+    # CastLike: a test below; the integer-only ops: tests/test_elementwise_dtypes.py; the
+    # boolean and unsigned ones: tests/test_boolean_ops.py.
+    boolean_ops = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
+                   "Xor", "Not", "Where", "IsNaN", "IsInf", "BitShift"}
     tested = {p.values[0] for p in SINGLE_OPS} | {"CastLike", "BitwiseAnd", "BitwiseOr",
-                                                  "BitwiseXor", "BitwiseNot", "Mod"}
+                                                  "BitwiseXor", "BitwiseNot", "Mod"} | boolean_ops
     assert set(supported_ops()) - tested == set()
 
 

@@ -1,8 +1,9 @@
 """The kernels of the nn/reduction/shape ops are schedulable: random traces of the default
 design space (fixed seeds, one and two threads) of every kernel of conv2d (plain, strided +
 padded with a bias/relu epilogue, width stride 3 dilated, grouped, depthwise), max/avg
-pooling (and a width stride 3 dilated max pool), sum/mean, softmax,
-layer_norm, batch matmul, an elementwise chain, strided_slice (both directions) and take each
+pooling (and a width stride 3 dilated max pool), sum/mean, softmax, gather_elements,
+layer_norm, batch matmul, an elementwise chain, boolean masks and comparisons (boolean tensors
+stored as bytes), strided_slice (both directions) and take each
 build and match the unscheduled kernel — itself checked against numpy end to end first — or
 are rejected with a ScheduleError: never a wrong result, never a crash.
 

@@ -19,7 +19,6 @@ from mlir.dialects import func
 import mlcir
 from mlcir.dialects import graph
 from mlcir.dialects.opdef import ShapeError
-from mlcir.passes import run_pipeline
 from mlcir.dialects.dtypes import mlir_element_type
 from mlcir.testing.graph_kernels import build_graph_function
 
@@ -173,15 +172,14 @@ def test_astype(source, target):
     check("astype", [x], dict(dtype=target), reference)
 
 
-@pytest.mark.usefixtures("ctx")
-def test_astype_to_bool_is_refused_before_llvm_aborts():
-    module = build_graph_function([normal(4)], lambda g, x: g.astype(x, dtype="i1"))
-    # build refuses any boolean tensor up front; the lowering itself refuses too (mlcir-opt).
-    with pytest.raises(mlcir.BuildError, match=r"'graph.astype' op uses a boolean \(i1\) tensor"):
-        mlcir.build(module)
-    with module.context, pytest.raises(mlcir.LoweringError,
-                                       match="'graph.astype' from f32 to i1: i1 .* use i8"):
-        run_pipeline(module, "graph-to-loop")
+def test_astype_to_and_from_bool_runs_with_bytes_for_booleans():
+    """Boolean tensors are stored as bytes (mlcir-bool-storage): to i1 is ``!= 0`` (NaN is
+    true), from i1 true is 1; numpy bool arrays go in and come out."""
+    x = np.array([[0.0, -0.0, 2.5, np.nan], [-1e-30, 0.0, np.inf, 1.0]], np.float32)
+    check("astype", [x], dict(dtype="i1"), lambda v: v.astype(np.bool_))
+    flags = np.array([[True, False, True], [False, False, True]])
+    for target, dtype in (("f32", np.float32), ("i64", np.int64), ("i8", np.int8)):
+        check("astype", [flags], dict(dtype=target), lambda v, d=dtype: v.astype(d))
 
 
 # -- reductions, softmax, layer_norm ------------------------------------------------------------

@@ -329,4 +329,5 @@ def test_graph_passes_are_registered_with_their_options():
         assert [f.name for f in cls.options()] == options
     from mlcir.passes.pipelines import KERNELS
 
-    assert KERNELS == ["graph-fold-constants", "graph-dce", "graph-fuse-ops", "graph-to-loop"]
+    assert KERNELS == ["graph-fold-constants", "graph-dce", "graph-fuse-ops", "graph-to-loop",
+                       "mlcir-bool-storage"]

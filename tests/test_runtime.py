@@ -180,20 +180,34 @@ def test_build_rejects_bad_modules():
         mlcir.build(MATMUL_MEMREF, target="tpu")
 
 
-def test_boolean_tensors_are_refused_before_codegen_aborts():
-    """MLIR 22.1's memref-to-LLVM lowering asserts (aborts the process) on i1 loads/stores."""
+def test_boolean_tensors_run_stored_as_bytes():
+    """MLIR 22.1's memref-to-LLVM lowering asserts (aborts the process) on i1 loads/stores:
+    i1 tensors are stored as bytes (mlcir-bool-storage); numpy bool arrays go in and out."""
     text = """
 func.func @main(%a: tensor<4xi1>) -> tensor<4xi1> {
   %e = tensor.empty() : tensor<4xi1>
   %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
                        iterator_types = ["parallel"]} ins(%a : tensor<4xi1>) outs(%e : tensor<4xi1>) {
   ^bb0(%x: i1, %o: i1):
-    linalg.yield %x : i1
+    %t = arith.constant true
+    %n = arith.xori %x, %t : i1
+    linalg.yield %n : i1
   } -> tensor<4xi1>
   return %r : tensor<4xi1>
 }"""
+    got = mlcir.build(text).main(np.array([True, False, False, True]))
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, [False, True, True, False])
+
+
+def test_boolean_memrefs_are_refused_before_codegen_aborts():
+    text = """
+func.func @main(%a: memref<4xi1>, %b: memref<4xi1>) {
+  memref.copy %a, %b : memref<4xi1> to memref<4xi1>
+  return
+}"""
     with pytest.raises(mlcir.BuildError, match=r"<build>:2:1: error: 'func.func' op uses a "
-                                               r"boolean \(i1\) tensor .* use i8 instead"):
+                                               r"boolean \(i1\) memref, .* use i8 memrefs"):
         mlcir.build(text)
 
 

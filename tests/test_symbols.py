@@ -22,10 +22,11 @@ from mlcir.dialects import graph
 from mlcir.paths import llvm_tool
 from mlcir.runtime.model_file import read_library
 
-# Unary float ops without attributes; each gets a kernel named after it.
+# Unary float ops without attributes (of a float result: not the integer, boolean and
+# float-test ones); each gets a kernel named after it.
 UNARY = sorted(name for name, op in graph.OPS.items()
                if op.pattern == "elementwise" and op.operands == ("x",) and not op.attrs
-               and name != "bitwise_not")
+               and name not in ("bitwise_not", "logical_not", "isnan"))
 REDUCTIONS = ("sum", "max", "min", "mean")
 
 

@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 
 from mlcir.dialects import graph
-from mlcir.dialects.dtypes import constant_attr, mlir_element_type, numpy_dtype
+from mlcir.dialects.dtypes import constant_attr, mlir_element_type, numpy_dtype, signless_dtype
 from mlcir.dialects.opdef import ShapeError
 from mlcir.errors import FrontendError
 
@@ -27,7 +27,8 @@ from .loader import Shape
 
 def tensor_type(shape: Shape, dtype: np.dtype) -> ir.RankedTensorType:
     dyn = ir.ShapedType.get_dynamic_size()
-    return ir.RankedTensorType.get([dyn if d is None else d for d in shape], mlir_element_type(dtype))
+    return ir.RankedTensorType.get([dyn if d is None else d for d in shape],
+                                   mlir_element_type(signless_dtype(dtype)))
 
 
 class GraphBuilder:
@@ -106,7 +107,7 @@ class GraphBuilder:
         if hit is not None and hit[0] is v:
             return hit[1]
         try:
-            attr = constant_attr(v)
+            attr = constant_attr(v.view(signless_dtype(v.dtype)))
         except TypeError as e:
             raise self.error(f"a constant of type {v.dtype} cannot be used by a graph op: {e}") \
                 from None

@@ -110,6 +110,10 @@ class Converter:
     #: Inputs that must be known at import time: index -> role, e.g. {1: "shape"}. Use
     #: :meth:`constant_inputs` when it depends on the opset.
     constants: ClassVar[dict[int, str]] = {}
+    #: Whether the op means the same on unsigned integer inputs, which mlcir stores as the
+    #: signless integers of their width (bit patterns: Add, BitwiseAnd, Reshape, Equal...);
+    #: a node of another op with an unsigned input is refused.
+    unsigned_inputs: ClassVar[bool] = False
 
     @classmethod
     def needed_graph_ops(cls) -> tuple[str, ...]:

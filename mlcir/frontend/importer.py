@@ -21,7 +21,7 @@ import onnx
 from mlir import ir
 from mlir.dialects import func
 
-from mlcir.dialects.graph import DIMS_ATTR, NAME_ATTR
+from mlcir.dialects.graph import DIMS_ATTR, DTYPE_ATTR, NAME_ATTR
 from mlcir.errors import FrontendError
 from mlcir.ir import make_context, verify_module
 
@@ -131,6 +131,14 @@ def _check(node: Node, table: dict[str, type[Converter]]) -> list[str]:
     if missing:
         problems.append(f"needs the graph op{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(missing)}, which this mlcir does not have yet")
+    if not cls.unsigned_inputs:
+        for i, info in enumerate(node.inputs):
+            if info.type is not None and info.type[1].kind == "u":
+                problems.append(f"input {i} ('{info.name}') is {info.type[1]}: unsigned integers "
+                                "are stored as signless ones, and this op would treat them as "
+                                "signed (supported on unsigned inputs: "
+                                f"{', '.join(_unsigned_ops(table))})")
+                break
     for index, role in cls.constant_inputs(node).items():
         info = node.input(index)
         if info.present and info.constant is None:
@@ -143,9 +151,13 @@ def _check(node: Node, table: dict[str, type[Converter]]) -> list[str]:
     return problems
 
 
+def _unsigned_ops(table: dict[str, type[Converter]]) -> list[str]:
+    return sorted(op for op, cls in table.items() if cls.unsigned_inputs)
+
+
 # Ops with no converter that still import when their inputs are constants (shape arithmetic).
-_FOLD_ONLY = {"ConstantOfShape", "Range", "Where", "Equal", "Less", "Greater", "Not", "And",
-              "Or", "NonZero", "Size", "Tile", "ScatterND", "OneHot", "EyeLike", "CumSum"}
+_FOLD_ONLY = {"ConstantOfShape", "Range", "NonZero", "Size", "Tile", "ScatterND", "OneHot",
+              "EyeLike", "CumSum"}
 
 
 def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> FrontendError:
@@ -207,19 +219,25 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
         fn.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(arg_types, [r.type for r in results]))
         fn.arg_attrs = ir.ArrayAttr.get([_input_attrs(vi) for vi in loaded.inputs])
-        fn.res_attrs = ir.ArrayAttr.get([_name_attr(o.name) for o in graph.output])
+        fn.res_attrs = ir.ArrayAttr.get([ir.DictAttr.get(_name_attrs(o.name, o.type))
+                                         for o in graph.output])
     verify_module(module)
     return module
 
 
-def _name_attr(name: str) -> ir.DictAttr:
-    return ir.DictAttr.get({NAME_ATTR: ir.StringAttr.get(name)})
+def _name_attrs(name: str, type_proto: onnx.TypeProto) -> dict[str, ir.Attribute]:
+    """The ONNX name, and for an unsigned tensor (stored as signless) its numpy dtype."""
+    attrs = {NAME_ATTR: ir.StringAttr.get(name)}
+    found = onnx_tensor_type(type_proto)
+    if found is not None and found[1].kind == "u":
+        attrs[DTYPE_ATTR] = ir.StringAttr.get(found[1].name)
+    return attrs
 
 
 def _input_attrs(vi: onnx.ValueInfoProto) -> ir.DictAttr:
-    """The input's name and, when it has symbolic dims, each dim's ``dim_param`` (``""`` for
-    the others): inputs that share a symbol must be given equal sizes at run time."""
-    attrs = {NAME_ATTR: ir.StringAttr.get(vi.name)}
+    """The input's name attributes and, when it has symbolic dims, each dim's ``dim_param``
+    (``""`` for the others): inputs that share a symbol must be given equal sizes at run time."""
+    attrs = _name_attrs(vi.name, vi.type)
     dims = vi.type.tensor_type.shape.dim if vi.type.tensor_type.HasField("shape") else []
     symbols = [d.dim_param if d.HasField("dim_param") else "" for d in dims]
     if any(symbols):

@@ -37,6 +37,10 @@ INPUT_TYPES = {
     TensorProto.FLOAT: "float32", TensorProto.DOUBLE: "float64", TensorProto.FLOAT16: "float16",
     TensorProto.INT8: "int8", TensorProto.INT16: "int16", TensorProto.INT32: "int32",
     TensorProto.INT64: "int64", TensorProto.BOOL: "bool",
+    # stored as the signless integers of their width; only ops that mean the same on the bits
+    # take them (Converter.unsigned_inputs)
+    TensorProto.UINT8: "uint8", TensorProto.UINT16: "uint16", TensorProto.UINT32: "uint32",
+    TensorProto.UINT64: "uint64",
 }
 
 #: A dimension as the frontend sees it: a size, or None when unknown or symbolic.

@@ -13,7 +13,10 @@ from typing import Any, NamedTuple
 from mlir import ir
 from mlir.dialects import func
 
-from mlcir.dialects.graph import DIMS_ATTR, LIBRARY_ATTR, NAME_ATTR, SPECIALIZES_ATTR
+import numpy as np
+
+from mlcir.dialects.graph import (DIMS_ATTR, DTYPE_ATTR, LIBRARY_ATTR, NAME_ATTR,
+                                  SPECIALIZES_ATTR)
 from mlcir.dialects.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
@@ -23,13 +26,20 @@ from .signature import Signature, TensorArg
 from .symbolic_shapes import result_symbols, symbol_name
 
 
-def _names(fn: func.FuncOp, key: str, count: int, prefix: str) -> list[str]:
-    names = [f"{prefix}{i}" for i in range(count)]
+def _names(fn: func.FuncOp, key: str, count: int, prefix: str
+           ) -> list[tuple[str, np.dtype | None]]:
+    """Each argument's (or result's) name, and its numpy dtype where ``graph.dtype`` gives it
+    (an unsigned integer stored as signless)."""
+    names: list[tuple[str, np.dtype | None]] = [(f"{prefix}{i}", None) for i in range(count)]
     if key in fn.attributes:
         for i, attrs in enumerate(ir.ArrayAttr(fn.attributes[key])):
             d = ir.DictAttr(attrs)
+            name, dtype = names[i]
             if NAME_ATTR in d:
-                names[i] = ir.StringAttr(d[NAME_ATTR]).value
+                name = ir.StringAttr(d[NAME_ATTR]).value
+            if DTYPE_ATTR in d:
+                dtype = np.dtype(ir.StringAttr(d[DTYPE_ATTR]).value)
+            names[i] = (name, dtype)
     return names
 
 
@@ -65,7 +75,9 @@ def _is_written(value: ir.Value, depth: int = 0) -> bool:
     return False
 
 
-def _tensor_arg(name: str, t: ir.Type, kind: str, fn_name: str) -> TensorArg:
+def _tensor_arg(named: tuple[str, np.dtype | None], t: ir.Type, kind: str,
+                fn_name: str) -> TensorArg:
+    name, stored_as = named
     if not isinstance(t, ir.ShapedType) or not t.has_rank:
         raise BuildError(f"function '{fn_name}': {name} has type {t}; compiled functions take "
                          "ranked tensors or memrefs")
@@ -73,6 +85,11 @@ def _tensor_arg(name: str, t: ir.Type, kind: str, fn_name: str) -> TensorArg:
         dtype = numpy_dtype(t.element_type)
     except TypeError as e:
         raise BuildError(f"function '{fn_name}': {name}: {e}") from None
+    if stored_as is not None:
+        if stored_as.itemsize != dtype.itemsize or dtype.kind not in "iu":
+            raise BuildError(f"function '{fn_name}': {name}: {DTYPE_ATTR} = {stored_as} cannot "
+                             f"be stored as {t}")
+        dtype = stored_as
     shape = tuple(None if t.is_dynamic_dim(i) else t.shape[i] for i in range(t.rank))
     return TensorArg(name, shape, dtype, kind)
 
@@ -164,24 +181,26 @@ def as_module(mod: Any) -> ir.Module:
     raise TypeError(f"expected an ir.Module or MLIR text, got {type(mod).__name__}")
 
 
-def _has_boolean_buffer(op: ir.Operation) -> bool:
+def _has_boolean_memref(op: ir.Operation) -> bool:
     types = [r.type for r in op.results]
     for region in op.regions:
         for block in region.blocks:
             types += [a.type for a in block.arguments]
-    return any(isinstance(t, (ir.RankedTensorType, ir.MemRefType))
-               and isinstance(ir.ShapedType(t).element_type, ir.IntegerType)
-               and ir.IntegerType(ir.ShapedType(t).element_type).width == 1 for t in types)
+    return any(isinstance(t, ir.MemRefType)
+               and isinstance(ir.MemRefType(t).element_type, ir.IntegerType)
+               and ir.IntegerType(ir.MemRefType(t).element_type).width == 1 for t in types)
 
 
 def check_supported_types(module: ir.Module) -> None:
     """Refuse what the codegen pipeline would abort the process on: MLIR 22.1's memref-to-LLVM
-    lowering asserts on loads and stores of ``i1`` elements (boolean tensors)."""
-    op = find_first(module.operation, _has_boolean_buffer)
+    lowering asserts on loads and stores of ``i1`` elements. Boolean *tensors* are stored as
+    bytes by ``mlcir-bool-storage``; boolean memrefs written by hand cannot be."""
+    op = find_first(module.operation, _has_boolean_memref)
     if op is not None:
-        raise BuildError(located(op.location, f"'{op.name}' op uses a boolean (i1) tensor or "
-                                 "memref, which MLIR 22.1 cannot compile to LLVM (its memref "
-                                 "lowering aborts on i1 elements); use i8 instead"))
+        raise BuildError(located(op.location, f"'{op.name}' op uses a boolean (i1) memref, "
+                                 "which MLIR 22.1 cannot compile to LLVM (its memref lowering "
+                                 "aborts on i1 elements); use i8 memrefs, or i1 tensors "
+                                 "(stored as bytes)"))
 
 
 class PreparedModule(NamedTuple):

@@ -417,8 +417,9 @@ class Schedule:
 
 
 def _lower_graph_ops(module: ir.Module) -> None:
-    """Schedules act on loop-level kernels: lower graph ops first if there are any."""
+    """Schedules act on loop-level kernels: lower graph ops first if there are any (boolean
+    tensors stored as bytes, as in the kernels tuning sees)."""
     if find_first(module.operation, lambda op: op.name.startswith("graph.")):
         from mlcir.passes import run_pipeline
 
-        run_pipeline(module, "graph-to-loop")
+        run_pipeline(module, "graph-to-loop, mlcir-bool-storage")

@@ -71,12 +71,21 @@ def models() -> dict[str, Model]:
             [f(8, 64), f(64)],
             lambda g, x, y: g.gelu(g.add(g.leaky_relu(g.clip(x, min=-2.0, max=2.0), alpha=0.1),
                                          y), approximate="tanh")),
+        # Boolean tensors (stored as bytes) in and out of tiled, vectorized kernels.
+        "boolean_mask": (
+            [f(8, 64), f(64), rng.random((8, 64)) < 0.5],
+            lambda g, x, y, m: g.where(g.logical_and(g.less(x, y), g.logical_not(m)), x,
+                                       g.negative(y))),
+        "compare_to_bool": ([f(8, 64), f(8, 64)], lambda g, x, y: g.logical_or(
+            g.greater_equal(x, y), g.isnan(x))),
         "strided_slice": ([f(4, 16, 32)], lambda g, x: g.strided_slice(
             x, begin=[1, 0, 3], end=[4, 16, 32], strides=[1, 2, 1])),
         "strided_slice_reversed": ([f(4, 16, 32)], lambda g, x: g.strided_slice(
             x, begin=[3, 15, 0], end=[-1, -1, 32], strides=[-1, -2, 2])),
         "take": ([f(6, 32), rng.integers(-6, 6, (4, 5)).astype(np.int64)],
                  lambda g, x, i: g.take(x, i, axis=0)),
+        "gather_elements": ([f(6, 32), rng.integers(-32, 32, (6, 16)).astype(np.int64)],
+                            lambda g, x, i: g.gather_elements(x, i, axis=1)),
         "take_i32": ([f(4, 16, 8), rng.integers(-16, 16, (8,)).astype(np.int32)],
                      lambda g, x, i: g.take(x, i, axis=1)),
         # Fused groups: a gather of a computed tensor (read with tensor.extract, not as an
@@ -137,6 +146,12 @@ def kernel_inputs(executable, seed: int) -> list[np.ndarray]:
     return arrays
 
 
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """The largest difference relative to the largest expected magnitude (booleans as 0/1)."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-6))
+
+
 def check_model(name: str, seeds: range, out=sys.stdout) -> None:
     import mlcir
     from mlcir.schedule import ScheduleError
@@ -147,7 +162,7 @@ def check_model(name: str, seeds: range, out=sys.stdout) -> None:
     module = build_graph_function(inputs, body)
     got = mlcir.build(module).main(*inputs)
     want = reference(inputs, body)
-    err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-6))
+    err = relative_error(got, want)
     print(json.dumps({"model": name, "kernel": None, "status": "ok" if err < 1e-4 else "wrong",
                       "error": err}), file=out, flush=True)
     with module.context:
@@ -173,8 +188,7 @@ def check_model(name: str, seeds: range, out=sys.stdout) -> None:
             else:
                 result = ex.main(*args)
                 result = result if isinstance(result, tuple) else (result,)
-                err = max(float(np.abs(r - e).max() / max(np.abs(e).max(), 1e-6))
-                          for r, e in zip(result, expected))
+                err = max(relative_error(r, e) for r, e in zip(result, expected))
                 record.update(status="ok" if err < 1e-4 else "wrong", error=err)
             record["trace"] = sch.trace.as_python()
             print(json.dumps(record), file=out, flush=True)

@@ -9,7 +9,6 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mathd
 
-from mlcir.errors import LoweringError
 
 from .rule import LoweringContext, lowering
 from . import builders as b
@@ -87,6 +86,54 @@ _FLOAT_ONLY |= {*_FLOAT_MATH, "round"}
 _PAYLOADS.update(_MATH_PAYLOADS)
 
 
+# Comparisons, boolean logic and selection (boolean tensors: docs/graph-ops.md) -----------------
+
+_FLOAT_PREDICATES = {"equal": arith.CmpFPredicate.OEQ, "less": arith.CmpFPredicate.OLT,
+                     "less_equal": arith.CmpFPredicate.OLE, "greater": arith.CmpFPredicate.OGT,
+                     "greater_equal": arith.CmpFPredicate.OGE}
+_INT_PREDICATES = {"equal": "eq", "less": "lt", "less_equal": "le", "greater": "gt",
+                   "greater_equal": "ge"}
+
+
+def _comparison(name: str) -> Callable[[ir.Value, ir.Value], ir.Value]:
+    """Ordered float comparisons (false with a NaN, as numpy); signed integer ones, unsigned
+    for booleans (true is 1)."""
+
+    def payload(x: ir.Value, y: ir.Value) -> ir.Value:
+        if b.is_float(x.type):
+            return arith.cmpf(_FLOAT_PREDICATES[name], x, y)
+        predicate = _INT_PREDICATES[name]
+        if predicate != "eq":
+            predicate = ("u" if ir.IntegerType(x.type).width == 1 else "s") + predicate
+        return arith.cmpi(getattr(arith.CmpIPredicate, predicate), x, y)
+
+    return payload
+
+
+def _shift(shift: Callable[[ir.Value, ir.Value], ir.Value]) -> Callable[..., ir.Value]:
+    """A shift that gives 0 for counts of the bit width or more (LLVM: poison), as numpy."""
+
+    def payload(x: ir.Value, n: ir.Value) -> ir.Value:
+        width = b.constant(ir.IntegerType(x.type).width, x.type)
+        in_range = arith.cmpi(arith.CmpIPredicate.ult, n, width)
+        return arith.select(in_range, shift(x, n), b.constant(0, x.type))
+
+    return payload
+
+
+_PAYLOADS.update({
+    **{name: _comparison(name) for name in _FLOAT_PREDICATES},
+    "logical_and": arith.andi,
+    "logical_or": arith.ori,
+    "logical_xor": arith.xori,
+    "logical_not": lambda x: arith.xori(x, b.constant(1, x.type)),
+    "where": arith.select,
+    "isnan": lambda x: arith.cmpf(arith.CmpFPredicate.UNO, x, x),
+    "shift_left": _shift(arith.shli),
+    "shift_right_logical": _shift(arith.shrui),
+})
+
+
 def lower_elementwise(cx: LoweringContext) -> list[ir.Value]:
     (dest,) = cx.dests
     out_shape = b.shape_of(dest)
@@ -148,6 +195,21 @@ def lower_shrink(cx: LoweringContext) -> list[ir.Value]:
         above = arith.cmpf(arith.CmpFPredicate.OGT, x, b.constant(lambd, t))
         inner = arith.select(above, arith.subf(x, b.constant(bias, t)), b.constant(0.0, t))
         return arith.select(below, arith.addf(x, b.constant(bias, t)), inner)
+
+    return _unary_block(cx, payload)
+
+
+@lowering("isinf")
+def lower_isinf(cx: LoweringContext) -> list[ir.Value]:
+    positive, negative = cx.attrs["detect_positive"], cx.attrs["detect_negative"]
+
+    def payload(x: ir.Value) -> ir.Value:
+        found = b.constant(0, ir.IntegerType.get_signless(1))
+        for detect, value in ((positive, math.inf), (negative, -math.inf)):
+            if detect:
+                hit = arith.cmpf(arith.CmpFPredicate.OEQ, x, b.constant(value, x.type))
+                found = arith.ori(found, hit)
+        return found
 
     return _unary_block(cx, payload)
 
@@ -225,11 +287,6 @@ def _float_width(t: ir.Type) -> int:
 def lower_astype(cx: LoweringContext) -> list[ir.Value]:
     target = b.element_type(cx.dests[0])
     source = b.element_type(cx.inputs[0])
-    for t in (source, target):
-        if b.is_int(t) and ir.IntegerType(t).width == 1:
-            # MLIR 22.1's memref-to-llvm asserts (aborts) on stores of sub-byte types.
-            raise LoweringError(f"'graph.astype' from {source} to {target}: i1 (bool) tensors "
-                                "cannot be stored by the CPU pipeline; use i8")
     if {str(source), str(target)} == {"f16", "bf16"}:
         # extf/truncf need different widths; go through f32.
         return _unary_block(cx, lambda x: convert(convert(x, ir.F32Type.get()), target))

@@ -1,4 +1,5 @@
-"""reshape, broadcast_to, strided_slice and take → views and copy/gather blocks.
+"""reshape, broadcast_to, strided_slice, take and gather_elements → views and copy/gather
+blocks.
 
 - ``reshape`` is a *view*, lowered where it stands (in the graph function, or in a fused
   kernel), never a kernel of its own: ``tensor.expand_shape`` or ``tensor.collapse_shape`` when
@@ -12,6 +13,8 @@
 - ``take`` is a gather block: a ``linalg.generic`` over the result reading the indices (an
   operand) and ``x`` with ``tensor.extract``; negative indices count from the end and indices
   are clamped into the axis, so a bad index never reads outside ``x``.
+- ``gather_elements`` is the same kind of gather block, over the indices' shape, replacing
+  the coordinate of its axis by the index.
 """
 
 from __future__ import annotations
@@ -191,3 +194,34 @@ def lower_take(cx: LoweringContext) -> list[ir.Value]:
 
     maps = [b.dims_map(rank, list(range(axis, axis + k))), b.identity_map(rank)]
     return b.generic(cx.block_name("take"), [indices], [dest], maps, [b.PARALLEL] * rank, gather)
+
+
+def _gather_elements_dest_dims(inputs: Sequence[ir.Value], _attrs: dict, _result: int
+                               ) -> list[ir.Value | None]:
+    indices = inputs[1]
+    return [b.dim(indices, a) if d is None else None
+            for a, d in enumerate(b.shape_of(indices))]
+
+
+@lowering("gather_elements", dest_dims=_gather_elements_dest_dims)
+def lower_gather_elements(cx: LoweringContext) -> list[ir.Value]:
+    """A gather block over the result: the indices are an operand (same shape), ``x`` is read
+    with ``tensor.extract`` at the result's coordinates with the axis replaced by the index
+    (negative counts from the end, clamped into the axis as ``take``)."""
+    (x, indices), (dest,) = cx.inputs, cx.dests
+    axis = cx.attrs["axis"]
+    rank = len(b.shape_of(dest))
+    size = b.shape_of(x)[axis]
+    n = b.index(size) if size is not None else b.dim(x, axis)
+    last = arith.subi(n, b.index(1))
+
+    def gather(position: ir.Value, _: ir.Value) -> ir.Value:
+        i = arith.index_cast(ir.IndexType.get(), position)
+        negative = arith.cmpi(arith.CmpIPredicate.slt, i, b.index(0))
+        i = arith.select(negative, arith.addi(i, n), i)
+        i = arith.minsi(arith.maxsi(i, b.index(0)), last)
+        coords = [i if d == axis else linalg.IndexOp(d).result for d in range(rank)]
+        return tensor.extract(x, coords)
+
+    return b.generic(cx.block_name("gather_elements"), [indices], [dest],
+                     [b.identity_map(rank), b.identity_map(rank)], [b.PARALLEL] * rank, gather)

@@ -40,12 +40,14 @@ for _onnx, _graph in _UNARY.items():
     converter(type(_onnx, (Unary,), {"graph_op": _graph,
                                      "__doc__": f"{_onnx} -> graph.{_graph}"}))
 for _onnx, _graph in _BINARY.items():
-    converter(type(_onnx, (Binary,), {"graph_op": _graph,
+    converter(type(_onnx, (Binary,), {"graph_op": _graph, "unsigned_inputs": _onnx != "Div",
                                       "__doc__": f"{_onnx} -> graph.{_graph}"}))
 
 
 class Bitwise(Converter):
     """BitwiseAnd/Or/Xor (opset 18): ``graph_op`` of two integer tensors, broadcasting."""
+
+    unsigned_inputs = True
 
     @classmethod
     def _impl_v18(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -63,6 +65,7 @@ class BitwiseNot(Converter):
     """BitwiseNot (opset 18) -> graph.bitwise_not."""
 
     graph_op = "bitwise_not"
+    unsigned_inputs = True
 
     @classmethod
     def _impl_v18(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -421,6 +424,8 @@ class CastLike(Converter):
 @converter
 class Identity(Converter):
     """Identity -> its input."""
+
+    unsigned_inputs = True
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:

@@ -39,6 +39,8 @@ class Reshape(Converter):
     """Reshape -> graph.reshape; the shape input is a constant; 0 copies the input's dim
     (unless allowzero, opset 14), -1 is inferred."""
 
+    unsigned_inputs = True
+
     graph_ops = ("reshape",)
     constants = {1: "shape"}
 
@@ -80,6 +82,8 @@ class Reshape(Converter):
 class Flatten(Converter):
     """Flatten(axis) -> graph.reshape to [prod(dims[:axis]), prod(dims[axis:])]."""
 
+    unsigned_inputs = True
+
     graph_ops = ("reshape",)
 
     @classmethod
@@ -100,6 +104,8 @@ class Flatten(Converter):
 class Squeeze(Converter):
     """Squeeze -> graph.reshape without the given size-1 axes (an input since opset 13;
     without it, every size-1 dim)."""
+
+    unsigned_inputs = True
 
     graph_ops = ("reshape",)
     constants = {1: "axes"}
@@ -125,6 +131,8 @@ class Squeeze(Converter):
 class Unsqueeze(Converter):
     """Unsqueeze -> graph.reshape with size-1 dims inserted at the axes (an input since 13)."""
 
+    unsigned_inputs = True
+
     graph_ops = ("reshape",)
     constants = {1: "axes"}
 
@@ -142,6 +150,8 @@ class Unsqueeze(Converter):
 class Transpose(Converter):
     """Transpose(perm) -> graph.permute_dims (default: the dims reversed)."""
 
+    unsigned_inputs = True
+
     graph_ops = ("permute_dims",)
 
     @classmethod
@@ -156,6 +166,8 @@ class Transpose(Converter):
 @converter
 class Concat(Converter):
     """Concat(axis) -> upstream tensor.concat."""
+
+    unsigned_inputs = True
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -283,6 +295,21 @@ class Gather(Converter):
             raise cx.error(f"indices {_ints(indices)} are out of range for axis {axis} of "
                            f"size {size}")
         return cx.op("take", x, indices, axis=axis)
+
+
+@converter
+class GatherElements(Converter):
+    """GatherElements(axis) -> graph.gather_elements (numpy.take_along_axis)."""
+
+    graph_ops = ("gather_elements",)
+
+    @classmethod
+    def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        x, indices = inputs
+        axis = cx.axis(node.attr("axis", 0), cx.rank(x))
+        if cx.dtype(indices) not in (np.int32, np.int64):
+            raise cx.error(f"indices of type {cx.dtype(indices)} (int32 or int64 expected)")
+        return cx.op("gather_elements", x, indices, axis=axis)
 
 
 @converter
