@@ -69,7 +69,7 @@ def main() -> None:
     print(model_bench.HEADER)
     for name in args.ops.split(","):
         for threads in (int(t) for t in args.threads.split(",")):
-            print(model_bench.row(name, model_bench.bench(name, args.trials, threads)),
+            print(model_bench.row(model_bench.bench_model(name, threads, args.trials)),
                   flush=True)
     print(model_bench.FOOTER)
 

@@ -68,6 +68,7 @@ class Function:
         address = (ctypes.cast(raw, ctypes.c_void_p).value
                    if self._native and isinstance(raw, ctypes._CFuncPtr) else None)
         self._plan = native_call.plan(address, signature) if address else None
+        self._input_names = tuple(a.name for a in signature.args)
 
     def __repr__(self) -> str:
         return f"<mlcir.Function {self.signature.describe()}>"
@@ -193,6 +194,9 @@ class Function:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def __call__(self, *args: Any, out: Any = None, **named: Any) -> Any:
+        if named and not args and len(named) == len(self._input_names) and all(
+                name in named for name in self._input_names):  # ex.main(**inputs): the fast path
+            args, named = tuple(named[name] for name in self._input_names), {}
         if self.specializations and not named:
             chosen = self.dispatch(*args)
             if chosen is not self:
