@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import mlcir
+from mlcir.testing.kernels import library_module
 from mlcir.errors import RuntimeInputError
 from mlcir.runtime import native_call
 
@@ -176,23 +177,6 @@ def test_compiled_code_runs_without_the_gil(rng):
                 f"GIL gives 2x): {ratios}")
 
 
-def _library_module(name: str):
-    """``main(x: tensor<4xf32>) -> tensor<4xf32>`` calling the library function ``name``."""
-    from mlir import ir
-    from mlir.dialects import func
-
-    from mlcir.dialects import graph
-
-    with ir.Location.unknown():
-        t = ir.RankedTensorType.get([4], ir.F32Type.get())
-        module = ir.Module.create()
-        with ir.InsertionPoint(module.body):
-            fn = func.FuncOp("main", ir.FunctionType.get([t], [t]))
-            with ir.InsertionPoint(fn.add_entry_block()):
-                func.ReturnOp(graph.call_library(module, name, [fn.arguments[0]], [t]))
-    return module
-
-
 @pytest.mark.usefixtures("ctx")
 def test_library_callbacks_from_several_threads():
     def double_or_fail(x, out):
@@ -201,7 +185,7 @@ def test_library_callbacks_from_several_threads():
         out[...] = 2 * x
 
     mlcir.register_func("test.threads_double", double_or_fail, override=True)
-    ex = mlcir.build(_library_module("test.threads_double"))
+    ex = mlcir.build(library_module("test.threads_double"))
     failures: list[BaseException] = []
     raised: dict[int, int] = {}
 

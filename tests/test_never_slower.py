@@ -18,7 +18,8 @@ from mlcir.ir import clone_module
 from mlcir.target import Target
 from mlcir.testing import kernels, onnx_models
 from mlcir.testing.graph_kernels import build_graph_function, models, reference
-from mlcir.tune import (BuildResult, Database, RunResult, default_schedule, extract_tasks,
+from mlcir.testing.fake_tuning import NothingBuilt
+from mlcir.tune import (Database, RunResult, default_schedule, extract_tasks,
                         tune_kernel, tune_module, workload_hash)
 from mlcir.tune.apply import schedule_kernels
 from mlcir.tune.database import trace_key
@@ -52,19 +53,6 @@ def test_default_schedule_is_public_and_printable():
     sch = default_schedule(text, TARGET)
     assert "sch.vectorize" in str(sch.trace) and "transform.named_sequence" in str(
         sch.as_transform())
-
-
-class NothingBuilt:
-    workers = 1
-
-    def prepare(self, workload, kernel):
-        pass
-
-    def build_candidate(self, _workload, _trace):
-        return BuildResult(build_secs=0.0)
-
-    def close(self):
-        pass
 
 
 class DefaultFastest:

@@ -16,7 +16,8 @@ from mlir import ir
 
 import mlcir
 from mlcir.schedule import Schedule
-from mlcir.tune import BuildResult, Database, RunResult, tune_module
+from mlcir.testing.fake_tuning import NothingBuilt
+from mlcir.tune import Database, RunResult, tune_module
 from mlcir.tune.report import TRIAL_COLUMNS, load_run
 
 MLCIR = Path(sys.executable).with_name("mlcir")
@@ -35,19 +36,6 @@ def _relu_model(*shapes: tuple[int, int]) -> ir.Module:
 def tile_everything(sch: Schedule) -> None:
     for loop in sch.get_loops(sch.get_block("relu")):
         sch.split(loop, sch.sample_perfect_tile(loop, n=3, max_innermost_factor=256))
-
-
-class NothingBuilt:
-    workers = 1
-
-    def prepare(self, workload, kernel):
-        pass
-
-    def build_candidate(self, _workload, _trace):
-        return BuildResult(build_secs=0.0)
-
-    def close(self):
-        pass
 
 
 class TileRunner:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import mlcir
+from mlcir.testing.kernels import library_module
 from mlcir.errors import RuntimeInputError
 
 MATMUL_MEMREF = """
@@ -89,30 +90,13 @@ def test_non_contiguous_inputs_are_copied(rng):
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
-def _library_module(name: str):
-    """``main(x: tensor<4xf32>) -> tensor<4xf32>`` calling the library function ``name``."""
-    from mlir import ir
-    from mlir.dialects import func
-
-    from mlcir.dialects import graph
-
-    with ir.Location.unknown():
-        t = ir.RankedTensorType.get([4], ir.F32Type.get())
-        module = ir.Module.create()
-        with ir.InsertionPoint(module.body):
-            fn = func.FuncOp("main", ir.FunctionType.get([t], [t]))
-            with ir.InsertionPoint(fn.add_entry_block()):
-                func.ReturnOp(graph.call_library(module, name, [fn.arguments[0]], [t]))
-    return module
-
-
 @pytest.mark.usefixtures("ctx")
 def test_library_function_errors_surface_as_python_errors():
     def fails(_x, _out):
         raise ValueError("deliberate failure")
 
     mlcir.register_func("test.fails", fails, override=True)
-    ex = mlcir.build(_library_module("test.fails"))
+    ex = mlcir.build(library_module("test.fails"))
     with pytest.raises(RuntimeError, match="library function 'test.fails' raised ValueError: "
                                            "deliberate failure"):
         ex.main(np.zeros(4, np.float32))
@@ -121,7 +105,7 @@ def test_library_function_errors_surface_as_python_errors():
 @pytest.mark.usefixtures("ctx")
 def test_unregistered_library_function_is_a_build_error():
     with pytest.raises(mlcir.BuildError, match="'nobody.registered.this' is called but not registered"):
-        mlcir.build(_library_module("nobody.registered.this"))
+        mlcir.build(library_module("nobody.registered.this"))
 
 
 def test_time_evaluator_reports_repeats(rng):

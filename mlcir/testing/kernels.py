@@ -7,7 +7,7 @@ answer. The kernels are written as people write them for mlir-opt: linalg on ten
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -186,3 +186,20 @@ def shared_memory_matmul_schedule(text: str, tile: int = 16):
     sch.bind(i1, "threadIdx.y")
     sch.bind(j1, "threadIdx.x")
     return sch
+
+
+def library_module(name: str) -> Any:
+    """``main(x: tensor<4xf32>) -> tensor<4xf32>`` calling the library function ``name``."""
+    from mlir import ir
+    from mlir.dialects import func
+
+    from mlcir.dialects import graph
+
+    with ir.Location.unknown():
+        t = ir.RankedTensorType.get([4], ir.F32Type.get())
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("main", ir.FunctionType.get([t], [t]))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                func.ReturnOp(graph.call_library(module, name, [fn.arguments[0]], [t]))
+    return module
