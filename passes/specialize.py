@@ -16,22 +16,13 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlcir.dialects import ALL_OPS
-from mlcir.dialects.graph import DIMS_ATTR, NAME_ATTR, SPECIALIZES_ATTR
+from mlcir.dialects.graph import DIMS_ATTR, SPECIALIZES_ATTR
 from mlcir.dialects.opdef import ShapeError, TensorSpec
 from mlcir.errors import BuildError
 
+from .bind_params import argument_names
+
 Shapes = Mapping[str, Sequence[int]]
-
-
-def _arg_names(fn: func.FuncOp) -> list[str]:
-    count = len(fn.regions[0].blocks[0].arguments)
-    names = [f"arg{i}" for i in range(count)]
-    if "arg_attrs" in fn.attributes:
-        for i, attrs in enumerate(ir.ArrayAttr(fn.attributes["arg_attrs"])):
-            d = ir.DictAttr(attrs)
-            if NAME_ATTR in d:
-                names[i] = ir.StringAttr(d[NAME_ATTR]).value
-    return names
 
 
 def specialization_name(function: str, shapes: Sequence[Sequence[int]]) -> str:
@@ -86,7 +77,7 @@ def add_specializations(module: ir.Module, sizes: Sequence[Shapes], function: st
                and op.sym_name.value == function), None)
     if fn is None:
         raise BuildError(f"cannot specialise '{function}': no such function")
-    names = _arg_names(fn)
+    names = argument_names(fn)
     arg_types = [ir.RankedTensorType(a.type) for a in fn.regions[0].blocks[0].arguments]
     existing = {op.sym_name.value for op in module.body.operations if isinstance(op, func.FuncOp)}
     added = []

@@ -20,7 +20,7 @@ blocks.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
@@ -172,21 +172,33 @@ def _take_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
     return dims
 
 
+def _axis_index(x: ir.Value, axis: int) -> Callable[[ir.Value], ir.Value]:
+    """``position`` (an integer read from the indices) as an index into ``axis`` of ``x``:
+    negative counts from the end, clamped into the axis (an out-of-range index reads the
+    nearest element instead of memory outside the tensor)."""
+    size = b.shape_of(x)[axis]
+    n = b.index(size) if size is not None else b.dim(x, axis)
+    last = arith.subi(n, b.index(1))
+
+    def index(position: ir.Value) -> ir.Value:
+        i = arith.index_cast(ir.IndexType.get(), position)
+        negative = arith.cmpi(arith.CmpIPredicate.slt, i, b.index(0))
+        i = arith.select(negative, arith.addi(i, n), i)
+        return arith.minsi(arith.maxsi(i, b.index(0)), last)
+
+    return index
+
+
 @lowering("take", dest_dims=_take_dest_dims)
 def lower_take(cx: LoweringContext) -> list[ir.Value]:
     (x, indices), (dest,) = cx.inputs, cx.dests
     axis = cx.attrs["axis"]
     x_rank, k = len(b.shape_of(x)), len(b.shape_of(indices))
     rank = len(b.shape_of(dest))
-    size = b.shape_of(x)[axis]
-    n = b.index(size) if size is not None else b.dim(x, axis)
-    last = arith.subi(n, b.index(1))
+    axis_index = _axis_index(x, axis)
 
     def gather(position: ir.Value, _: ir.Value) -> ir.Value:
-        i = arith.index_cast(ir.IndexType.get(), position)
-        negative = arith.cmpi(arith.CmpIPredicate.slt, i, b.index(0))
-        i = arith.select(negative, arith.addi(i, n), i)
-        i = arith.minsi(arith.maxsi(i, b.index(0)), last)
+        i = axis_index(position)
         coords = [linalg.IndexOp(d).result for d in range(axis)] + [i] + \
             [linalg.IndexOp(d).result for d in range(axis + k, rank)]
         assert len(coords) == x_rank
@@ -211,15 +223,10 @@ def lower_gather_elements(cx: LoweringContext) -> list[ir.Value]:
     (x, indices), (dest,) = cx.inputs, cx.dests
     axis = cx.attrs["axis"]
     rank = len(b.shape_of(dest))
-    size = b.shape_of(x)[axis]
-    n = b.index(size) if size is not None else b.dim(x, axis)
-    last = arith.subi(n, b.index(1))
+    axis_index = _axis_index(x, axis)
 
     def gather(position: ir.Value, _: ir.Value) -> ir.Value:
-        i = arith.index_cast(ir.IndexType.get(), position)
-        negative = arith.cmpi(arith.CmpIPredicate.slt, i, b.index(0))
-        i = arith.select(negative, arith.addi(i, n), i)
-        i = arith.minsi(arith.maxsi(i, b.index(0)), last)
+        i = axis_index(position)
         coords = [i if d == axis else linalg.IndexOp(d).result for d in range(rank)]
         return tensor.extract(x, coords)
 

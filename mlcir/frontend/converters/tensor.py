@@ -277,6 +277,12 @@ class Slice(Converter):
         return _slice_along(cx, x, ranges)
 
 
+def _check_index_type(cx: GraphBuilder, indices: Value) -> None:
+    """Gather-like ops take int32 or int64 indices (ONNX's tensor(int32), tensor(int64))."""
+    if cx.dtype(indices) not in (np.int32, np.int64):
+        raise cx.error(f"indices of type {cx.dtype(indices)} (int32 or int64 expected)")
+
+
 @converter
 class Gather(Converter):
     """Gather(axis) -> graph.take (numpy.take; negative indices count from the end)."""
@@ -287,8 +293,7 @@ class Gather(Converter):
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         x, indices = inputs
         axis = cx.axis(node.attr("axis", 0), cx.rank(x))
-        if cx.dtype(indices) not in (np.int32, np.int64):
-            raise cx.error(f"indices of type {cx.dtype(indices)} (int32 or int64 expected)")
+        _check_index_type(cx, indices)
         size = cx.shape(x)[axis]
         if cx.is_constant(indices) and size is not None and indices.size and (
                 indices.min() < -size or indices.max() >= size):
@@ -307,8 +312,7 @@ class GatherElements(Converter):
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         x, indices = inputs
         axis = cx.axis(node.attr("axis", 0), cx.rank(x))
-        if cx.dtype(indices) not in (np.int32, np.int64):
-            raise cx.error(f"indices of type {cx.dtype(indices)} (int32 or int64 expected)")
+        _check_index_type(cx, indices)
         return cx.op("gather_elements", x, indices, axis=axis)
 
 
