@@ -23,6 +23,15 @@ from mlcir.tune.cost_model import XGBModel, ranking_quality
 from mlcir.tune.database import trace_key
 
 
+# A graph-level model of one matmul with a relu epilogue: one fused kernel, one task.
+MATMUL_RELU = """
+    func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+      %0 = "graph.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+      %1 = "graph.relu"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+      return %1 : tensor<4x16xf32>
+    }"""
+
+
 @pytest.fixture(scope="module")
 def small_mm():
     text, ref = kernels.matmul(32, 64, 16)
@@ -348,12 +357,7 @@ def test_task_kernels_are_measured_without_copies_of_their_output():
     from mlcir.ir import clone_module
     from mlcir.passes import run_pipeline
 
-    text = """
-    func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
-      %0 = "graph.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
-      %1 = "graph.relu"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
-      return %1 : tensor<4x16xf32>
-    }"""
+    text = MATMUL_RELU
     ctx = mlcir.make_context()
     with ctx:
         (task,) = extract_tasks(mlcir.parse(text))
@@ -462,12 +466,7 @@ def test_user_written_roles_are_called_and_their_record_applies(tmp_path):
     written here tune a model's kernel; the record applies and computes the right numbers."""
     from mlcir.tune.apply import schedule_kernels
 
-    text = """
-    func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
-      %0 = "graph.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
-      %1 = "graph.relu"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
-      return %1 : tensor<4x16xf32>
-    }"""
+    text = MATMUL_RELU
     ctx = mlcir.make_context()
     with ctx:
         model = mlcir.parse(text)
