@@ -41,6 +41,20 @@ def classify(run, images: np.ndarray) -> np.ndarray:
     return np.concatenate([run(image[None, :]) for image in images])
 
 
+def tune_save_and_load(module, work_dir: Path, trials: int):
+    """Tune into ``work_dir``, build with the records, save and load back: the loaded model and
+    the tuning time. The temporary folder of a run without ``--work-dir`` goes away after."""
+    start = time.perf_counter()
+    print(f"tuning {trials} trials into {work_dir} ...")
+    records = mlcir.tune.tune_module(module, target="llvm", work_dir=work_dir,
+                                     max_trials_global=trials, num_trials_per_iter=8, verbose=0)
+    tune_s = time.perf_counter() - start
+    tuned = mlcir.build(module, target="llvm", records=records)
+    saved = work_dir / "digits_mlp.mlcir"
+    tuned.save(saved)
+    return mlcir.load(saved), tune_s
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=48, help="tuning trials in all")
@@ -71,18 +85,9 @@ def main() -> None:
     got = classify(lambda x: untuned.main(x), images)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
 
-    work_dir = args.work_dir or Path(tempfile.mkdtemp(prefix="mlcir-demo-"))
-    start = time.perf_counter()
-    print(f"tuning {args.trials} trials into {work_dir} ...")
-    records = mlcir.tune.tune_module(module, target="llvm", work_dir=work_dir,
-                                     max_trials_global=args.trials, num_trials_per_iter=8,
-                                     verbose=0)
-    tune_s = time.perf_counter() - start
-    tuned = mlcir.build(module, target="llvm", records=records)
-    saved = work_dir / "digits_mlp.mlcir"
-    tuned.save(saved)
-    loaded = mlcir.load(saved)
-    print(f"tuned in {tune_s:.1f} s; saved to {saved.name} and loaded back")
+    with tempfile.TemporaryDirectory(prefix="mlcir-demo-") as scratch:
+        loaded, tune_s = tune_save_and_load(module, args.work_dir or Path(scratch), args.trials)
+    print(f"tuned in {tune_s:.1f} s; saved and loaded back")
 
     probabilities = classify(lambda x: loaded.main(x), images)
     np.testing.assert_allclose(probabilities, expected, rtol=1e-4, atol=1e-6)

@@ -60,11 +60,15 @@ class Target:
         target = Target(kind=parts[0])
         known = OPTIONS[target.kind]
         extra = []
+        seen: set[str] = set()
         for part in parts[1:]:
             key, _, value = part.lstrip("-").partition("=")
             if key not in known:
                 raise TargetError(f"target {text!r}: unknown option {part!r}; {target.kind} "
                                   f"takes {', '.join('-' + k for k in known)}")
+            if key in seen:
+                raise TargetError(f"target {text!r}: option -{key} is given twice; give it once")
+            seen.add(key)
             if key == "threads":
                 target = replace(target, threads=_count(text, part, value))
             elif key == "opt-level":

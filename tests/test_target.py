@@ -106,3 +106,11 @@ def test_every_kind_has_one_backend():
         assert backend_for(Target.parse(kind)).kind == kind
     with pytest.raises(TargetError, match="no backend for target kind 'tpu'; known: llvm, cuda"):
         backend_for(Target(kind="tpu"))
+
+
+@pytest.mark.parametrize("text", ["llvm -threads=2 -threads=4", "llvm -mcpu=znver4 -mcpu=haswell",
+                                  "cuda -arch=sm_80 -arch=sm_90"])
+def test_an_option_given_twice_is_refused(text):
+    key = text.split()[1].split("=")[0]
+    with pytest.raises(TargetError, match=f"option {key} is given twice; give it once"):
+        Target.parse(text)
