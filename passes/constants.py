@@ -15,7 +15,8 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
-from mlcir.dialects.dtypes import RESOURCE_THRESHOLD, constant_attr, mlir_element_type, numpy_dtype
+from mlcir.dialects.dtypes import (RESOURCE_THRESHOLD, constant_attr, mlir_element_type,
+                                  numpy_dtype, resource_array)
 
 
 
@@ -37,6 +38,11 @@ def constant_array(value: ir.Value) -> np.ndarray | None:
         return None
     attr = value.owner.attributes["value"]
     if str(attr).startswith("dense_resource<"):  # the bindings do not downcast these
+        held = resource_array(attr)
+        if held is not None:  # a blob constant_attr made: its array, read-only, not a copy
+            view = held.view()
+            view.flags.writeable = False
+            return view
         return read_resource(value.owner, t.shape, dtype)
     if not isinstance(attr, ir.DenseElementsAttr):
         return None
