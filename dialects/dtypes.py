@@ -7,6 +7,7 @@ passes that make constants, the frontend and the runtime's memref descriptors al
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import numpy as np
 from mlir import ir
@@ -52,6 +53,22 @@ def signless_dtype(dtype: np.dtype) -> np.dtype:
 # Arrays with at least this many elements are stored as resources rather than inline text.
 RESOURCE_THRESHOLD = 256
 _resource_ids = itertools.count()
+# The array behind each live resource blob that constant_attr made, by (context, blob name):
+# the bindings cannot read a blob back, and passes that re-type one (mlcir-flatten-globals)
+# should neither copy it nor print it. A blob dies with its context, and its entry with it.
+_BLOBS: "weakref.WeakValueDictionary[tuple[int, str], np.ndarray]" = weakref.WeakValueDictionary()
+
+
+def _blob_key(attr: ir.Attribute) -> tuple[int, str]:
+    return id(attr.context), str(attr).split("<", 1)[1].split(">", 1)[0].strip('"')
+
+
+def resource_array(attr: ir.Attribute) -> np.ndarray | None:
+    """The array a ``dense_resource`` attribute made by :func:`constant_attr` holds (not a
+    copy), or None for any other attribute (a blob parsed from text, say)."""
+    if not str(attr).startswith("dense_resource<"):
+        return None
+    return _BLOBS.get(_blob_key(attr))
 
 
 def constant_attr(array: np.ndarray) -> ir.Attribute:
@@ -61,8 +78,11 @@ def constant_attr(array: np.ndarray) -> ir.Attribute:
     array = np.ascontiguousarray(array).reshape(array.shape)  # ascontiguousarray makes 0-d 1-d
     t = ir.RankedTensorType.get(list(array.shape), mlir_element_type(array.dtype))
     if array.size >= RESOURCE_THRESHOLD and array.dtype != np.bool_:
-        return ir.DenseResourceElementsAttr.get_from_buffer(
-            memoryview(array), f"mlcir_param_{next(_resource_ids)}", t, alignment=64)
+        held = array.view()  # referenced by the blob alone: its entry in _BLOBS dies with it
+        attr = ir.DenseResourceElementsAttr.get_from_buffer(
+            held, f"mlcir_param_{next(_resource_ids)}", t, alignment=64)
+        _BLOBS[_blob_key(attr)] = held
+        return attr
     if array.dtype == np.bool_:
         return ir.DenseElementsAttr.get(np.packbits(array, bitorder="little"), type=t)
     return ir.DenseElementsAttr.get(array, type=t)

@@ -23,6 +23,7 @@ declare_lazy({
     "mlcir-private-symbols": "mlcir.passes.private_symbols",
     "mlcir-serial-foralls": "mlcir.passes.serial_foralls",
     "mlcir-bool-storage": "mlcir.passes.bool_storage",
+    "mlcir-flatten-globals": "mlcir.passes.flatten_globals",
     "mlcir-lower-vectors": "mlcir.passes.lower_vectors",
     "mlcir-cpu": "mlcir.passes.pipelines",
     "mlcir-cpu-bufferize": "mlcir.passes.pipelines",

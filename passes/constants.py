@@ -15,7 +15,8 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
-from mlcir.dialects.dtypes import RESOURCE_THRESHOLD, constant_attr, mlir_element_type, numpy_dtype
+from mlcir.dialects.dtypes import (RESOURCE_THRESHOLD, constant_attr, mlir_element_type,
+                                  numpy_dtype, resource_array)
 
 
 
@@ -37,7 +38,12 @@ def constant_array(value: ir.Value) -> np.ndarray | None:
         return None
     attr = value.owner.attributes["value"]
     if str(attr).startswith("dense_resource<"):  # the bindings do not downcast these
-        return _resource_array(value.owner, t, dtype)
+        held = resource_array(attr)
+        if held is not None:  # a blob constant_attr made: its array, read-only, not a copy
+            view = held.view()
+            view.flags.writeable = False
+            return view
+        return read_resource(value.owner, t.shape, dtype)
     if not isinstance(attr, ir.DenseElementsAttr):
         return None
     dense = ir.DenseElementsAttr(attr)
@@ -48,21 +54,24 @@ def constant_array(value: ir.Value) -> np.ndarray | None:
     return np.array(dense, dtype=dtype, copy=True).reshape(t.shape)
 
 
-def _resource_array(op: ir.OpView | ir.Operation, t: ir.RankedTensorType,
-                    dtype: np.dtype) -> np.ndarray | None:
+def read_resource(op: ir.OpView | ir.Operation, shape: list[int],
+                  dtype: np.dtype) -> np.ndarray | None:
+    """The array of ``shape`` in the resource blob that ``op`` (a constant or a global) holds,
+    read from its printed form (None when it is not there or has another size)."""
     holder = ir.Module.create(loc=op.location)
     with ir.InsertionPoint(holder.body):
         op.operation.clone()
     text = str(holder)
-    name = str(op.attributes["value"]).split("<", 1)[1].split(">", 1)[0]
+    attr = op.attributes["value" if "value" in op.attributes else "initial_value"]
+    name = str(attr).split("<", 1)[1].split(">", 1)[0]
     found = re.search(r'(?:^|\s)"?' + re.escape(name) + r'"?\s*:\s*"0x([0-9A-Fa-f]*)"', text)
     if not found:
         return None
     blob = bytes.fromhex(found.group(1))[4:]  # the first 4 bytes give the blob's alignment
-    count = int(np.prod(t.shape, dtype=np.int64))
+    count = int(np.prod(shape, dtype=np.int64))
     if len(blob) != count * dtype.itemsize:
         return None
-    return np.frombuffer(blob, dtype=dtype).reshape(t.shape).copy()
+    return np.frombuffer(blob, dtype=dtype).reshape(shape).copy()
 
 
 def elements_attr(array: np.ndarray, t: ir.RankedTensorType) -> ir.Attribute:

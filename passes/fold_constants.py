@@ -23,7 +23,7 @@ from mlcir.dialects import ALL_OPS
 from mlcir.dialects.loop import KERNEL_ATTR
 from mlcir.dialects.dtypes import numpy_dtype
 
-from .constants import constant_array, make_constant
+from .constants import constant_array, is_constant, make_constant
 from .graph_to_loop import functions
 from .registry import ModulePass, register_pass
 
@@ -100,6 +100,8 @@ def _fold(op: ir.Operation, max_elements: int) -> bool:
     result_type = _static_result(op)
     if result_type is None:
         return False
+    if not all(is_constant(v) for v in op.operands):
+        return False  # before reading any: a convolution's weights are a constant operand
     arrays = [constant_array(v) for v in op.operands]
     if any(a is None for a in arrays):
         return False

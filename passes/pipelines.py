@@ -39,13 +39,16 @@ def cpu_to_llvm(threads: int) -> list[str]:
     """Bufferized kernels → LLVM dialect. ``scf.forall`` loops run on OpenMP threads
     (``threads`` > 0 fixes the count at build time; 0 leaves it to the runtime).
 
-    Private functions are renamed first (``mlcir-private-symbols``), before any pass declares
-    a C library function. Order matters (measured): ``finalize-memref-to-llvm`` before
+    Constant globals are made one-dimensional first (``mlcir-flatten-globals``: LLVM
+    translates a nested initial value row by row, which took minutes for ResNet-50's
+    weights). Private functions are renamed (``mlcir-private-symbols``) before any pass
+    declares a C library function. Order matters (measured): ``finalize-memref-to-llvm`` before
     ``convert-scf-to-cf`` (the ``memref.alloca_scope`` that OpenMP loops get must still have
     one block), and ``expand-strided-metadata`` before ``lower-affine``.
     """
     num = f"{{num-threads={threads}}}" if threads > 0 else ""
     return [
+        "mlcir-flatten-globals",
         "mlcir-private-symbols",
         "scf-forall-to-parallel",
         f"convert-scf-to-openmp{num}",

@@ -252,7 +252,7 @@ def test_corrupt_library_is_refused(tmp_path, saved_mlp):
     with zipfile.ZipFile(saved_mlp) as archive:
         info = archive.getinfo("model.so")
     start = info.header_offset + 30 + len(info.filename) + len(info.extra)
-    for i in range(start + 100, start + 110):  # inside the compressed library
+    for i in range(start + 100, start + 110):  # inside the library
         data[i] ^= 0xFF
     bad = tmp_path / "corrupt.mlcir"
     bad.write_bytes(bytes(data))

@@ -1,0 +1,384 @@
+"""Benchmark (issue 21 item 5): how long a whole model takes to compile, and how much memory.
+
+    python bench/compile_time.py [--models resnet50,bert_base] [--bert-layers 4]
+                                 [--target llvm] [--profile PATH] [--pass-timing] [--no-check]
+
+Models, built with :mod:`onnx.helper` (random weights, fixed seed; no torch needed):
+
+- ``resnet50``: torchvision's ResNet-50 as ``torch.onnx.export`` writes it in eval mode
+  (batch normalisation folded into the convolutions' weights and biases, 1x3x224x224 in,
+  1000 logits out, opset 17, 25.6 M parameters);
+- ``bert_base``: a BERT-base-sized stack of post-LayerNorm encoder layers (hidden 768,
+  12 heads, intermediate 3072, exact-Erf GELU, 1x128 tokens), ``--bert-layers`` of them.
+
+For each model, in separate child processes so that each peak is its own:
+
+- ``mlcir compile model.onnx -o model.mlcir`` exactly as a user runs it: wall time, CPU time
+  (user + system, the child and everything it waited for: the linker) and peak resident
+  memory (``os.wait4``'s ``ru_maxrss``);
+- ``mlcir.build(from_onnx(model))`` until its function is looked up (the engine compiles
+  then), with the same three figures;
+- the command's steps one by one in one process (ONNX import, graph passes: fold, fuse, lower
+  to kernels; scheduling: default schedules applied; lowering to the LLVM dialect; LLVM code
+  generation; link and write), each with its wall and CPU time and the peak memory so far (``--profile PATH`` writes a cProfile of it for ``python -m pstats``,
+  ``--pass-timing`` prints MLIR's time per pass of the lowering);
+- the saved model's outputs against onnxruntime (unless ``--no-check``).
+
+The ONNX files go to a temporary folder. Wall times on a loaded machine are inflated; CPU
+time and peak memory are the figures that load affects least.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parent.parent
+_F32 = TensorProto.FLOAT
+
+
+# -- models ------------------------------------------------------------------------------------
+
+class _Graph:
+    """Nodes and seeded initializers of one ONNX graph."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.nodes: list[onnx.NodeProto] = []
+        self.weights: list[onnx.TensorProto] = []
+
+    def weight(self, name: str, shape: tuple[int, ...], std: float) -> str:
+        value = (self.rng.standard_normal(shape) * std).astype(np.float32)
+        self.weights.append(numpy_helper.from_array(value, name))
+        return name
+
+    def constant(self, name: str, value: Any, dtype: Any = np.float32) -> str:
+        self.weights.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        self.nodes.append(helper.make_node(op, inputs, [output], name=output, **attrs))
+        return output
+
+    def model(self, name: str, inputs: list[onnx.ValueInfoProto],
+              outputs: list[onnx.ValueInfoProto]) -> onnx.ModelProto:
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, initializer=self.weights)
+        opsets = [helper.make_opsetid("", 17)]
+        model = helper.make_model(graph, opset_imports=opsets, producer_name="bench",
+                                  ir_version=helper.find_min_ir_version_for(opsets))
+        onnx.checker.check_model(model)
+        return model
+
+
+def resnet50(seed: int = 0) -> onnx.ModelProto:
+    """torchvision ResNet-50 (v1.5: the stride on the 3x3 convolution) as exported in eval
+    mode: every Conv carries the folded batch norm as its bias."""
+    g = _Graph(seed)
+    count = [0]
+
+    def conv(x: str, c_in: int, c_out: int, k: int, stride: int = 1, relu: bool = True) -> str:
+        count[0] += 1
+        name = f"conv{count[0]}"
+        w = g.weight(f"{name}.weight", (c_out, c_in, k, k), math.sqrt(2.0 / (c_in * k * k)))
+        b = g.weight(f"{name}.bias", (c_out,), 0.05)
+        y = g.node("Conv", [x, w, b], name, kernel_shape=[k, k], strides=[stride, stride],
+                   pads=[k // 2] * 4, dilations=[1, 1], group=1)
+        return g.node("Relu", [y], f"{name}.relu") if relu else y
+
+    h = conv("input", 3, 64, 7, stride=2)
+    h = g.node("MaxPool", [h], "maxpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)
+    c_in = 64
+    for stage, (width, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2),
+                                                     (512, 3, 2)]):
+        for block in range(blocks):
+            s = stride if block == 0 else 1
+            y = conv(h, c_in, width, 1)
+            y = conv(y, width, width, 3, stride=s)
+            y = conv(y, width, width * 4, 1, relu=False)
+            shortcut = conv(h, c_in, width * 4, 1, stride=s, relu=False) if block == 0 else h
+            h = g.node("Relu", [g.node("Add", [y, shortcut], f"add{stage}.{block}")],
+                       f"out{stage}.{block}")
+            c_in = width * 4
+    h = g.node("GlobalAveragePool", [h], "avgpool")
+    h = g.node("Flatten", [h], "flatten", axis=1)
+    fc_w = g.weight("fc.weight", (1000, 2048), 1.0 / math.sqrt(2048))
+    fc_b = g.weight("fc.bias", (1000,), 0.01)
+    g.node("Gemm", [h, fc_w, fc_b], "output", alpha=1.0, beta=1.0, transB=1)
+    return g.model("resnet50", [helper.make_tensor_value_info("input", _F32, [1, 3, 224, 224])],
+                   [helper.make_tensor_value_info("output", _F32, [1, 1000])])
+
+
+def bert_base(layers: int = 4, seq: int = 128, hidden: int = 768, heads: int = 12,
+              intermediate: int = 3072, seed: int = 0) -> onnx.ModelProto:
+    """``layers`` BERT encoder layers (post-LayerNorm, as transformers' ``BertLayer``):
+    ``x[1,seq,hidden] -> y``, the ops as the TorchScript exporter writes them."""
+    g = _Graph(seed)
+    dh = hidden // heads
+    heads_shape = g.constant("heads_shape", [1, seq, heads, dh], np.int64)
+    merged_shape = g.constant("merged_shape", [1, seq, hidden], np.int64)
+    scale = g.constant("scale", math.sqrt(dh))
+    sqrt2, one, half = (g.constant("sqrt2", math.sqrt(2.0)), g.constant("one", 1.0),
+                        g.constant("half", 0.5))
+
+    def linear(name: str, x: str, n_in: int, n_out: int) -> str:
+        w = g.weight(f"{name}.weight", (n_in, n_out), 1.0 / math.sqrt(n_in))
+        b = g.weight(f"{name}.bias", (n_out,), 0.02)
+        return g.node("Add", [g.node("MatMul", [x, w], f"{name}.matmul"), b], name)
+
+    def layernorm(name: str, x: str) -> str:
+        gamma = g.constant(f"{name}.weight", 1.0 + 0.1 * g.rng.standard_normal(hidden))
+        beta = g.weight(f"{name}.bias", (hidden,), 0.02)
+        return g.node("LayerNormalization", [x, gamma, beta], name, axis=-1, epsilon=1e-12)
+
+    def split_heads(name: str, x: str, perm: list[int]) -> str:
+        return g.node("Transpose", [g.node("Reshape", [x, heads_shape], f"{name}.heads")],
+                      f"{name}.t", perm=perm)
+
+    x = "x"
+    for i in range(layers):
+        p = f"layer{i}"
+        q = split_heads(f"{p}.q", linear(f"{p}.query", x, hidden, hidden), [0, 2, 1, 3])
+        k = split_heads(f"{p}.k", linear(f"{p}.key", x, hidden, hidden), [0, 2, 3, 1])
+        v = split_heads(f"{p}.v", linear(f"{p}.value", x, hidden, hidden), [0, 2, 1, 3])
+        scores = g.node("Div", [g.node("MatMul", [q, k], f"{p}.scores"), scale],
+                        f"{p}.scaled")
+        probs = g.node("Softmax", [scores], f"{p}.probs", axis=-1)
+        ctx = g.node("Transpose", [g.node("MatMul", [probs, v], f"{p}.ctx")], f"{p}.ctx.t",
+                     perm=[0, 2, 1, 3])
+        ctx = g.node("Reshape", [ctx, merged_shape], f"{p}.merged")
+        attn = linear(f"{p}.output", ctx, hidden, hidden)
+        h = layernorm(f"{p}.ln1", g.node("Add", [attn, x], f"{p}.res1"))
+        f = linear(f"{p}.intermediate", h, hidden, intermediate)
+        t = g.node("Erf", [g.node("Div", [f, sqrt2], f"{p}.gelu.div")], f"{p}.gelu.erf")
+        t = g.node("Mul", [g.node("Mul", [f, g.node("Add", [t, one], f"{p}.gelu.add")],
+                                  f"{p}.gelu.mul"), half], f"{p}.gelu")
+        f = linear(f"{p}.ffn_out", t, intermediate, hidden)
+        x = layernorm(f"{p}.ln2", g.node("Add", [f, h], f"{p}.res2"))
+    g.node("Identity", [x], "y")
+    shape = [1, seq, hidden]
+    return g.model("bert_base", [helper.make_tensor_value_info("x", _F32, shape)],
+                   [helper.make_tensor_value_info("y", _F32, shape)])
+
+
+def model_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = {}
+    for vi in model.graph.input:
+        shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        out[vi.name] = rng.standard_normal(shape).astype(np.float32)
+    return out
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+def run_measured(cmd: list[str]) -> tuple[dict[str, float], str]:
+    """Run ``cmd``; its wall time, CPU time (user + system, with the processes it waited for:
+    the linker) and peak resident memory in MB (``os.wait4``: this child alone), and its
+    stdout."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+                               f"{err.read()[-3000:]}")
+        return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+                "rss": usage.ru_maxrss / 1024}, out.read()
+
+
+class _Phases:
+    """Wall time, CPU time and the peak resident memory so far, per phase of one process."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        yield
+        self.rows.append({"phase": name, "wall": time.perf_counter() - wall,
+                          "cpu": time.process_time() - cpu,
+                          "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def compile_in_phases(onnx_path: str, out_path: str, target_text: str,
+                      pass_timing: bool) -> dict[str, Any]:
+    """What ``mlcir compile`` does (``mlcir.driver.compile`` with the ``llvm`` backend's
+    ``compile_to_file``), step by step with a timer around each."""
+    timer = _Phases()
+    with timer("start-up (import mlcir)"):
+        from mlcir.frontend import from_onnx
+        from mlcir.passes import run_pipeline
+        from mlcir.runtime.compile import prepare
+        from mlcir.runtime.executable import Executable
+        from mlcir.runtime.jit import create_engine
+        from mlcir.runtime.library import CallbackErrors
+        from mlcir.runtime.model_file import metadata, write_model
+        from mlcir.target import Target
+        from mlcir.targets.cpu.backend import CpuBackend, cpu_pipeline
+        from mlcir.tune.apply import schedule_kernels
+        from mlcir.tune.tasks import kernel_functions
+    target = Target.parse(target_text)
+    with timer("import ONNX"):
+        module = from_onnx(onnx_path)
+    with timer("graph passes (fold, fuse, to kernels)"):
+        prepared = prepare(module)
+        work = prepared.work
+        with work.context:
+            run_pipeline(work, "mlcir-kernels")
+    kernels = len(kernel_functions(work))
+    with timer("scheduling (default schedules)"):
+        schedule_kernels(work, target)
+    with timer("lowering to the LLVM dialect"), work.context:
+        run_pipeline(work, cpu_pipeline(target), timing=pass_timing)
+    with timer("LLVM code generation"), work.context:
+        errors = CallbackErrors()
+        engine, callbacks = create_engine(work, opt_level=target.opt_level,
+                                          libraries=prepared.libraries, errors=errors)
+        engine.lookup(next(iter(prepared.signatures)))
+    with timer("link and write the model file"):
+        executable = Executable(prepared.signatures, engine, target, errors,
+                                keep_alive=[callbacks, work], libraries=prepared.libraries,
+                                lowered=work)
+        library = CpuBackend().saved_library(executable)
+        write_model(Path(out_path), metadata(prepared.signatures, prepared.libraries, target,
+                                             library), library.data)
+    return {"kernels": kernels, "phases": timer.rows}
+
+
+def build_and_look_up(onnx_path: str, target_text: str) -> None:
+    """``mlcir.build`` until the model can be called (the engine compiles on first lookup)."""
+    import mlcir
+    from mlcir.frontend import from_onnx
+
+    executable = mlcir.build(from_onnx(onnx_path), target_text)
+    executable[next(iter(executable.signatures))]
+
+
+def check(onnx_path: str, model_path: str) -> str:
+    """The saved model's largest error against onnxruntime, relative to the largest output."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return "not checked (no onnxruntime)"
+    import mlcir
+
+    inputs = model_inputs(onnx.load(onnx_path, load_external_data=False))
+    session = onnxruntime.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    expected = session.run(None, inputs)
+    got = mlcir.load(model_path).main(**inputs)
+    got = got if isinstance(got, (tuple, list)) else [got]
+    worst = max(float(np.abs(g - e).max() / max(np.abs(e).max(), 1e-30))
+                for g, e in zip(got, expected))
+    return f"max |error| / max |expected| = {worst:.1e} against onnxruntime"
+
+
+# -- the command -------------------------------------------------------------------------------
+
+MODELS = ("resnet50", "bert_base")
+
+
+def _row(name: str, m: dict[str, float]) -> str:
+    return f"  {name:<40} {m['wall']:8.1f} {m['cpu']:8.1f} {m['rss']:9.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help=f"comma-separated, of {', '.join(MODELS)}")
+    parser.add_argument("--bert-layers", type=int, default=4)
+    parser.add_argument("--target", default="llvm")
+    parser.add_argument("--profile", metavar="PATH",
+                        help="write a cProfile of the phased compile to PATH.<model>.prof")
+    parser.add_argument("--pass-timing", action="store_true",
+                        help="print MLIR's pass timing of the lowering")
+    parser.add_argument("--no-check", action="store_true",
+                        help="skip comparing the compiled model with onnxruntime")
+    # What the child processes do: the parent stays small, because a child's peak memory
+    # (ru_maxrss) starts from its parent's at the fork.
+    parser.add_argument("--write", nargs=2, metavar=("MODEL", "ONNX"), help=argparse.SUPPRESS)
+    parser.add_argument("--phases", nargs=2, metavar=("ONNX", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--build", metavar="ONNX", help=argparse.SUPPRESS)
+    parser.add_argument("--check", nargs=2, metavar=("ONNX", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.write:
+        name, path = args.write
+        model = resnet50() if name == "resnet50" else bert_base(args.bert_layers)
+        onnx.save(model, path)
+        print(sum(int(np.prod(t.dims)) for t in model.graph.initializer))
+        return 0
+    if args.check:
+        print(check(*args.check))
+        return 0
+    if args.phases:
+        profiler = cProfile.Profile() if args.profile else None
+        if profiler:
+            profiler.enable()
+        result = compile_in_phases(*args.phases, args.target, args.pass_timing)
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
+        print(json.dumps(result))
+        return 0
+    if args.build:
+        build_and_look_up(args.build, args.target)
+        return 0
+
+    mlcir_cli = Path(sys.executable).with_name("mlcir")
+    cli = [str(mlcir_cli)] if mlcir_cli.exists() else [sys.executable, "-m", "mlcir.cli"]
+    me = [sys.executable, str(Path(__file__).resolve())]
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (wall times grow with "
+          "load; CPU time and peak memory much less)")
+    with tempfile.TemporaryDirectory(prefix="mlcir-compile-time-") as tmp:
+        for name in args.models.split(","):
+            if name not in MODELS:
+                parser.error(f"unknown model {name!r}; one of {', '.join(MODELS)}")
+            onnx_path, out_path = Path(tmp) / f"{name}.onnx", Path(tmp) / f"{name}.mlcir"
+            _, out = run_measured(me + ["--write", name, str(onnx_path),
+                                        "--bert-layers", str(args.bert_layers)])
+            params = int(out)
+            label = name + (f" ({args.bert_layers} layers)" if name == "bert_base" else "")
+            compiled, _ = run_measured(cli + ["compile", str(onnx_path), "-o", str(out_path),
+                                              "--target", args.target, "--quiet"])
+            built, _ = run_measured(me + ["--build", str(onnx_path), "--target", args.target])
+            extra = ["--profile", f"{args.profile}.{name}.prof"] if args.profile else []
+            extra += ["--pass-timing"] if args.pass_timing else []
+            phased, out = run_measured(me + ["--phases", str(onnx_path), str(out_path) + ".2",
+                                             "--target", args.target] + extra)
+            detail = json.loads(out)
+            print(f"\n{label}: {params / 1e6:.1f} M parameters, {detail['kernels']} distinct "
+                  f"kernels, target {args.target}")
+            print(f"  {'':<40} {'wall s':>8} {'CPU s':>8} {'peak MB':>9}")
+            print(_row("mlcir compile (the command)", compiled))
+            print(_row("mlcir.build + first lookup", built))
+            print(_row("the command's steps, timed one by one", phased))
+            for row in detail["phases"]:
+                print(f"    {row['phase']:<38} {row['wall']:8.2f} {row['cpu']:8.2f} "
+                      f"{row['rss']:9.0f}")
+            if not args.no_check:
+                _, out = run_measured(me + ["--check", str(onnx_path), str(out_path)])
+                print(f"  {out.strip()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
