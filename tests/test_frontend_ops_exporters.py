@@ -9,6 +9,8 @@ atol 1e-5; integers and booleans exactly).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -402,3 +404,17 @@ def node_model_unchecked(op: str, feeds: dict, inits: dict, attrs: dict) -> onnx
         [helper.make_tensor_value_info(n, t, [1]) for n, t in outputs],
         initializer=[numpy_helper.from_array(v, n) for n, v in inits.items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+EXPORTED = Path(__file__).parent / "models" / "ops"
+
+
+@pytest.mark.parametrize("name", ["attention", "selection", "indexing", "images", "arithmetic"])
+@pytest.mark.parametrize("exporter", ["ts", "dynamo"])
+def test_pytorch_exports_match_onnxruntime(name, exporter):
+    """Real exporter output (tests/models/ops/export.py): the ops in the graphs and the shape
+    arithmetic around them as PyTorch's two exporters write them."""
+    model = onnx.load(EXPORTED / f"{name}_{exporter}.onnx")
+    with np.load(EXPORTED / f"{name}.npz") as data:
+        feeds = {k: data[k] for k in data.files}
+    compare(model, feeds)
