@@ -418,3 +418,48 @@ def test_pytorch_exports_match_onnxruntime(name, exporter):
     with np.load(EXPORTED / f"{name}.npz") as data:
         feeds = {k: data[k] for k in data.files}
     compare(model, feeds)
+
+
+DYNAMIC_BATCH = [
+    case("ArgMax", {"x": rand(3, 4, 5)}, attrs={"axis": 2}),
+    case("TopK", {"x": rand(3, 6)}, {"k": np.array([2], np.int64)}, outputs=2),
+    case("CumSum", {"x": rand(3, 6)}, {"axis": np.array(1, np.int64)}),
+    case("Trilu", {"x": rand(3, 4, 4)}, opset=14),
+    case("GatherND", {"i": ints(3, 4, 1, low=0, high=5), "x": rand(5, 2)}, order=["x", "i"]),
+    case("ScatterND", {"i": np.array([[1], [4], [0]], np.int64), "u": rand(3, 4, seed=1),
+                       "x": rand(6, 4)}, order=["x", "i", "u"], opset=13),
+    case("Resize", {"x": rand(3, 2, 4, 5)},
+         {"roi": None, "scales": np.array([1, 1, 2, 2], np.float32)},
+         {"mode": "linear"}, opset=13),
+    case("Pad", {"x": rand(3, 2, 4)}, {"pads": np.array([0, 0, 1, 0, 0, 2], np.int64)},
+         attrs={"mode": "reflect"}),
+    case("DepthToSpace", {"x": rand(3, 8, 2, 3)}, attrs={"blocksize": 2}),
+    case("SpaceToDepth", {"x": rand(3, 2, 4, 6)}, attrs={"blocksize": 2}),
+    case("InstanceNormalization", {"x": rand(3, 4, 5)},
+         {"scale": rand(4, seed=1), "bias": rand(4, seed=2)}),
+    case("GroupNormalization", {"x": rand(3, 6, 4)},
+         {"scale": rand(6, seed=1), "bias": rand(6, seed=2)}, {"num_groups": 3}, opset=21),
+    case("Einsum", {"a": rand(3, 4, 5), "b": rand(5, 2, seed=1)},
+         attrs={"equation": "bij,jk->bik"}),
+    case("Einsum", {"a": rand(3, 2, 4, 5), "b": rand(3, 5, 2, seed=1)},
+         attrs={"equation": "bhij,bjk->bhik"}, id="Einsum-broadcast-heads"),
+]
+
+
+@pytest.mark.parametrize("op, feeds, inits, attrs, opset, outputs, order", DYNAMIC_BATCH)
+def test_ops_with_a_dynamic_batch(op, feeds, inits, attrs, opset, outputs, order):
+    """The first dim of the first input, and of the inputs of the same size, symbolic ("N"):
+    one build runs two batch sizes."""
+    first = next(iter(feeds))
+    batched = [n for n, v in feeds.items() if v.shape[:1] == feeds[first].shape[:1]]
+    shapes = {n: ["N", *feeds[n].shape[1:]] for n in batched}
+    model = node_model(op, feeds, inits, attrs, opset=opset, outputs=outputs,
+                       input_shapes=shapes, order=order)
+    ex = mlcir.build(from_onnx(model))
+    for batch in (feeds[first].shape[0], 1):
+        run = {n: v[:batch] if n in batched else v for n, v in feeds.items()}
+        got = ex.main(*run.values())
+        got = list(got) if isinstance(got, tuple) else [got]
+        for actual, expected in zip(got, om.reference(model, run).values()):
+            assert actual.shape == expected.shape
+            np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL)

@@ -5,10 +5,12 @@ operand has, then per pair of operands one batched ``matmul`` between ``permute_
 An operand pair's indices fall into four groups: *batch* (in both and kept), *contracted* (in
 both, summed), *left* (only the first, kept) and *right* (only the second, kept). The first
 operand is permuted to ``[batch, left, contracted]``, the second to ``[batch, contracted,
-right]``, a group of several indices is merged into one dimension, and ``matmul`` does the
-rest; the result is split and permuted into the output's order. So attention's
-``bhqd,bhkd->bhqk`` is one transpose of the keys and one matmul, with dynamic ``b``, ``q`` and
-``k`` (no group is merged). More than two operands contract left to right.
+right]``, the contracted and right groups of several indices are merged into one dimension
+(the left indices but the last stay leading dims over which the second operand broadcasts),
+and ``matmul`` does the rest; the result is split and permuted into the output's order. So
+attention's ``bhqd,bhkd->bhqk`` is one transpose of the keys and one matmul, and
+``bsh,hd->bsd`` one matmul, with their batch and sequence dims dynamic (nothing dynamic is
+merged). More than two operands contract left to right.
 """
 
 from __future__ import annotations
@@ -116,16 +118,19 @@ def _contract(cx: GraphBuilder, a: _Term, b: _Term, keep: set[str]) -> _Term:
     size = {c: d for t in (b, a) for c, d in zip(t.letters, cx.shape(t.value)) if d != 1}
     size.update({c: 1 for t in (a, b) for c, d in zip(t.letters, cx.shape(t.value))
                  if d == 1 and c not in size})
-    a_shape = [cx.shape(a.value)[a.letters.index(c)] for c in batch]
-    b_shape = [cx.shape(b.value)[b.letters.index(c)] for c in batch]
-    group = {g: _merged([size[c] for c in g]) for g in (left, contracted, right)}
+    # The left indices but the last stay batch-like dims of the matmul (the right operand
+    # broadcasts over them), so "bij,jk->bik" with a dynamic b needs no merged dynamic dim.
+    extra, last = left[:-1], left[-1:]
+    a_shape = [cx.shape(a.value)[a.letters.index(c)] for c in batch + extra]
+    b_shape = [cx.shape(b.value)[b.letters.index(c)] for c in batch] + [1] * len(extra)
+    group = {g: _merged([size[c] for c in g]) for g in (last, contracted, right)}
     lhs = _reshape(cx, _permute(cx, a, batch + left + contracted),
-                   a_shape + [group[left], group[contracted]])
+                   a_shape + [group[last], group[contracted]])
     rhs = _reshape(cx, _permute(cx, b, batch + contracted + right),
                    b_shape + [group[contracted], group[right]])
     product = cx.op("matmul", lhs, rhs)
-    out_batch = list(cx.shape(product)[:len(batch)])
-    product = _reshape(cx, product, out_batch + [size[c] for c in left + right])
+    leading = list(cx.shape(product)[:len(batch + extra)])
+    product = _reshape(cx, product, leading + [size[c] for c in last + right])
     return _Term(product, batch + left + right)
 
 
