@@ -148,6 +148,8 @@ CASES = [
          {"axis": np.array(1, np.int64)}, id="CumSum-int32-mask"),
     case("CumSum", {"x": ints(2, 8, low=-5, high=5)}, {"axis": np.array(1, np.int64)},
          id="CumSum-int64"),
+    case("CumSum", {"x": rand(3, 7).astype(np.float64)}, {"axis": np.array(0, np.int64)},
+         id="CumSum-float64"),
     # Trilu
     case("Trilu", {"x": rand(2, 4, 5)}, opset=14),
     case("Trilu", {"x": rand(2, 4, 5)}, {"k": np.array(-1, np.int64)}, {"upper": 0},

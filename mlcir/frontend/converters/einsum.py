@@ -32,9 +32,8 @@ class _Term:
 
 
 def parse_equation(cx: GraphBuilder, equation: str, ranks: list[int]) -> tuple[list[str], str]:
-    """The index letters of each operand and of the output, the ellipsis expanded into fresh
-    upper-case-free letters (the digits of the ellipsis are numbered from the right, numpy's
-    broadcasting of ``...``)."""
+    """The index letters of each operand and of the output, ``...`` expanded into letters the
+    equation does not use, aligned from the right (numpy's broadcasting of ``...``)."""
     text = equation.replace(" ", "")
     lhs, arrow, rhs = text.partition("->")
     terms = lhs.split(",")

@@ -36,9 +36,8 @@ class CumSum(Converter):
     @classmethod
     def check(cls, node: Node) -> list[str]:
         info = node.input(0).type
-        if info is not None and info[1] not in (np.float32, np.float64, np.float16, np.int32,
-                                                np.int64):
-            return [f"inputs of type {info[1]} are not supported (float16/32/64, int32/64)"]
+        if info is not None and info[1] not in (np.float32, np.float64, np.int32, np.int64):
+            return [f"inputs of type {info[1]} are not supported (float32/64, int32/64)"]
         return []
 
     @classmethod
