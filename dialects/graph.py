@@ -428,6 +428,25 @@ def _scatter_rows(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[Tensor
     return [data]
 
 
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def _pad(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    x, pads, value = specs
+    t = pads.element_type
+    if not (is_signless_int_type(t) and ir.IntegerType(t).width == 64):
+        raise ShapeError(f"pads must be i64, got {t}")
+    if pads.shape != (2 * x.rank,):
+        raise ShapeError(f"pads must have shape [{2 * x.rank}] (begin and end of each of the "
+                         f"{x.rank} axes), got {_fmt(pads.shape)}")
+    if value.rank != 0:
+        raise ShapeError(f"value must be a 0-d tensor, got {_fmt(value.shape)}")
+    _same_element_type([x, value])
+    if attrs["mode"] not in PAD_MODES:
+        raise ShapeError(f"mode must be one of {PAD_MODES}, got {attrs['mode']!r}")
+    return [TensorSpec((None,) * x.rank, x.element_type)]
+
+
 # ----------------------------------------------------------------------------------------------
 # Their numpy semantics (``evaluate``)
 
@@ -599,6 +618,23 @@ def _np_scatter_rows(data: np.ndarray, rows: np.ndarray, updates: np.ndarray,
     combine = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
     combine[reduction].at(out, rows, updates)
     return out
+
+
+def _np_pad(x: np.ndarray, pads: np.ndarray, value: np.ndarray, mode: str) -> np.ndarray:
+    rank = x.ndim
+    before, after = [int(p) for p in pads[:rank]], [int(p) for p in pads[rank:]]
+    for axis, (b, e) in enumerate(zip(before, after)):
+        n = x.shape[axis] - builtins.max(-b, 0) - builtins.max(-e, 0)  # kept after cropping
+        if n < 1 or (mode == "reflect" and (b >= n or e >= n)):
+            raise ValueError(f"pad: pads ({b}, {e}) do not fit axis {axis} of {n} elements "
+                             f"in mode {mode!r}")
+    cropped = x[tuple(slice(builtins.max(-b, 0), n - builtins.max(-e, 0))
+                      for b, e, n in zip(before, after, x.shape))]
+    widths = [(builtins.max(b, 0), builtins.max(e, 0)) for b, e in zip(before, after)]
+    if mode == "constant":
+        return np.pad(cropped, widths, constant_values=value)
+    return np.pad(cropped, widths, mode={"edge": "edge", "reflect": "reflect",
+                                         "wrap": "wrap"}[mode])
 
 
 _np_sum = _np_reduce(lambda x, **kw: np.sum(x, dtype=x.dtype, **kw))
@@ -830,6 +866,12 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           summary="numpy.take_along_axis (ONNX GatherElements): the result has the indices' "
                   "shape; negative indices count from the end.",
           pattern="injective", evaluate=_np_gather_elements),
+    OpDef(DIALECT, "pad", ("x", "pads", "value"), _pad,
+          attrs=(AttrDef("mode", "str", '"constant", "reflect", "edge" or "wrap"'),),
+          summary="x padded by `pads` (i64 [2 * rank]: the begins, then the ends; negative "
+                  "crops), known only at run time, so every result dim is dynamic; `value` "
+                  "(0-d) fills mode constant.",
+          pattern="opaque", evaluate=_np_pad),
     OpDef(DIALECT, "scatter_rows", ("data", "rows", "updates"), _scatter_rows,
           attrs=(AttrDef("reduction", "str", '"none", "add", "mul", "max" or "min"'),),
           summary="data [R, K] with row rows[m] replaced by updates[m] (m in order: a later "
@@ -1326,6 +1368,15 @@ def gather_elements(x: ir.Value, indices: ir.Value, *, axis: int = _REQUIRED,
     return _build("gather_elements", x, indices, axis=axis, loc=loc)
 
 
+
+def pad(x: ir.Value, pads: ir.Value, value: ir.Value, *, mode: str = _REQUIRED,
+        loc: ir.Location | None = None) -> ir.Value:
+    """x padded by `pads` (i64 [2 * rank]: the begins, then the ends; negative crops), known
+    only at run time, so every result dim is dynamic; `value` (0-d) fills mode constant.
+
+    mode: "constant", "reflect", "edge" or "wrap"
+    """
+    return _build("pad", x, pads, value, mode=mode, loc=loc)
 
 def scatter_rows(data: ir.Value, rows: ir.Value, updates: ir.Value, *,
                  reduction: str = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:

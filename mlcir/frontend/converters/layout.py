@@ -6,9 +6,10 @@ where.
 - Pad is one ``take`` per padded axis with a constant index vector: ``edge`` clamps it into the
   axis, ``reflect`` mirrors it, ``wrap`` takes it modulo the size, and ``constant`` clamps it and
   then puts the constant value where a constant mask says the element is padding (``where``).
-  Negative pads crop. Only the padded axes need static sizes. The pads (and axes) must be
-  known at import: the result's shape depends on them, and mlcir computes result shapes before
-  running (a pads tensor given at run time is refused with that reason).
+  Negative pads crop (first, as onnxruntime does). Only the padded axes need static sizes.
+  Pads known only at run time (a graph input) are ``graph.pad``, a gather block whose result
+  dims are all dynamic: its shape depends on the pads' values, so where it is a result of the
+  model the caller passes the output array (``f(x, pads, out=y)``).
 """
 
 from __future__ import annotations
@@ -83,37 +84,35 @@ _PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 def pad_indices(size: int, before: int, after: int, mode: str) -> np.ndarray:
     """The source index of each element of one padded axis (``constant``: clamped; the
-    padding is masked afterwards)."""
-    wanted = np.arange(-before, size + after, dtype=np.int64)
+    padding is masked afterwards). As onnxruntime does, negative pads crop first and the
+    padding repeats, mirrors or wraps what is left."""
+    start = max(-before, 0)
+    kept = size - start - max(-after, 0)
+    wanted = np.arange(-max(before, 0), kept + max(after, 0), dtype=np.int64)
     if mode == "wrap":
-        return np.mod(wanted, size)
-    if mode == "reflect" and size > 1:
-        period = 2 * (size - 1)
+        return start + np.mod(wanted, kept)
+    if mode == "reflect" and kept > 1:
+        period = 2 * (kept - 1)
         folded = np.mod(wanted, period)
-        return np.where(folded < size, folded, period - folded)
-    return np.clip(wanted, 0, size - 1)
+        return start + np.where(folded < kept, folded, period - folded)
+    return start + np.clip(wanted, 0, kept - 1)
 
 
 @converter
 class Pad(Converter):
-    """Pad(mode) with constant pads (and axes, opset 18) -> one take per padded axis, and for
-    ``constant`` a where with the constant value (an input that may be known only at run
-    time). Modes constant, reflect, edge (13), wrap (19)."""
+    """Pad(mode) -> with pads known at import, one take per padded axis (and for ``constant``
+    a where with the value); with pads known only at run time, graph.pad (every result dim
+    dynamic). The constant value may be a runtime scalar. Modes constant, reflect, edge (13),
+    wrap (19); axes (18, a constant)."""
 
-    graph_ops = ("take", "where")
-    constants = {3: "axes"}  # and the pads, refused in check() with the reason
+    graph_ops = ("take", "where", "pad")
+    constants = {3: "axes"}
 
     @classmethod
     def check(cls, node: Node) -> list[str]:
         mode = node.attr("mode", "constant")
         modes = _PAD_MODES if node.opset >= 19 else _PAD_MODES[:3]
-        problems = [] if mode in modes else [f"mode={mode!r} is not one of {modes}"]
-        if node.input(1).present and node.input(1).constant is None:
-            problems.append(f"pads '{node.input(1).name}' is known only at run time: the "
-                            "result's shape would depend on its values, and mlcir computes "
-                            "result shapes before running (pads must be a constant, or "
-                            "computed from constants and static shapes)")
-        return problems
+        return [] if mode in modes else [f"mode={mode!r} is not one of {modes}"]
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -123,10 +122,17 @@ class Pad(Converter):
         rank = cx.rank(x)
         axes = list(range(rank)) if axes is None else \
             [cx.axis(int(a), rank) for a in np.asarray(axes).reshape(-1)]
-        pads = [int(p) for p in np.asarray(pads).reshape(-1)]
-        if len(pads) != 2 * len(axes) or len(set(axes)) != len(axes):
-            raise cx.error(f"pads {pads} must have two entries for each of the axes {axes}")
+        if len(set(axes)) != len(axes) or cx.shape(pads) != (2 * len(axes),):
+            raise cx.error(f"pads of shape {list(cx.shape(pads))} must have two entries for "
+                           f"each of the axes {axes}")
+        fill = cx.scalar(0, x) if value is None else value
+        if cx.rank(fill) and cx.shape(fill) != (1,):
+            raise cx.error(f"constant_value must be a scalar, got shape {list(cx.shape(fill))}")
+        fill = cx.astype(cx.reshape(fill, []) if cx.rank(fill) else fill, cx.dtype(x))
         mode = node.attr("mode", "constant")
+        if not cx.is_constant(pads):
+            return cls.runtime_pads(cx, x, pads, axes, fill, mode)
+        pads = [int(p) for p in np.asarray(pads).reshape(-1)]
         shape = cx.shape(x)
         mask = np.ones([1] * rank, bool)
         for i, axis in enumerate(axes):
@@ -136,25 +142,36 @@ class Pad(Converter):
             size = shape[axis]
             if size is None:
                 raise cx.error(f"axis {axis} is padded, so its size must be static")
-            if size + before + after < 1:
-                raise cx.error(f"pads {pads} leave nothing of axis {axis} (size {size})")
-            if mode == "reflect" and (before >= size or after >= size):
+            kept = size - max(-before, 0) - max(-after, 0)
+            if kept < 1:
+                raise cx.error(f"pads {pads} crop all of axis {axis} (size {size})")
+            if mode == "reflect" and (before >= kept or after >= kept):
                 raise cx.error(f"reflect pads of axis {axis} ({before}, {after}) must be "
-                               f"smaller than its size {size}")
-            source = pad_indices(size, before, after, mode)
-            x = cx.op("take", x, source, axis=axis)
+                               f"smaller than its size {kept}")
+            x = cx.op("take", x, pad_indices(size, before, after, mode), axis=axis)
             if mode == "constant":
                 inside = np.arange(-before, size + after)
-                inside = (inside >= 0) & (inside < size)
+                inside = (inside >= 0) & (inside < size)  # negative pads: cropped, all inside
                 mask = mask & inside.reshape([-1 if d == axis else 1 for d in range(rank)])
         if mode != "constant" or mask.all():
             return x
-        fill = cx.scalar(0, x) if value is None else value
-        if cx.rank(fill) and cx.shape(fill) != (1,):
-            raise cx.error(f"constant_value must be a scalar, got shape {list(cx.shape(fill))}")
-        if cx.rank(fill):
-            fill = cx.reshape(fill, [])
-        return cx.op("where", mask, x, cx.astype(fill, cx.dtype(x)))
+        return cx.op("where", mask, x, fill)
+
+    @staticmethod
+    def runtime_pads(cx: GraphBuilder, x: Value, pads: Value, axes: list[int], fill: Value,
+                     mode: str) -> Value:
+        """graph.pad, with pads for every axis (0 for the axes not listed)."""
+        rank = cx.rank(x)
+        pads = cx.astype(pads, np.dtype(np.int64))
+        if axes != list(range(rank)):
+            # every axis' begin and end, read from pads or from the 0 appended to it
+            where = {a: i for i, a in enumerate(axes)}
+            count = len(axes)
+            picks = [where[a] if a in where else 2 * count for a in range(rank)]
+            picks += [where[a] + count if a in where else 2 * count for a in range(rank)]
+            pads = cx.op("take", cx.concat([pads, np.zeros(1, np.int64)], 0),
+                         np.array(picks, np.int64), axis=0)
+        return cx.op("pad", x, pads, fill, mode=mode)
 
     _impl_v18 = _impl_v13  # adds the axes input
     _impl_v19 = _impl_v13  # adds mode "wrap", allowed by check()
