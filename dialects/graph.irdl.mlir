@@ -309,6 +309,26 @@ irdl.dialect @graph {
     %a0 = irdl.base "#builtin.integer"
     irdl.attributes {"axis" = %a0}
   }
+  irdl.operation @pad {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    %o2 = irdl.any
+    irdl.operands(x: %o0, pads: %o1, value: %o2)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.string"
+    irdl.attributes {"mode" = %a0}
+  }
+  irdl.operation @scatter_rows {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    %o2 = irdl.any
+    irdl.operands(data: %o0, rows: %o1, updates: %o2)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.string"
+    irdl.attributes {"reduction" = %a0}
+  }
   irdl.operation @sin {
     %o0 = irdl.any
     irdl.operands(x: %o0)

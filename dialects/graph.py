@@ -403,6 +403,50 @@ def _gather_elements(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[Ten
     return [TensorSpec(indices.shape, x.element_type)]
 
 
+SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+def _scatter_rows(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    data, rows, updates = specs
+    t = rows.element_type
+    if not (is_signless_int_type(t) and ir.IntegerType(t).width in (32, 64)):
+        raise ShapeError(f"rows must be i32 or i64, got {t}")
+    _same_element_type([data, updates])
+    _require_numeric(data, "data")
+    if data.rank != 2 or rows.rank != 1 or updates.rank != 2:
+        raise ShapeError(f"data [R, K], rows [M] and updates [M, K] expected, got data "
+                         f"{_fmt(data.shape)}, rows {_fmt(rows.shape)}, updates "
+                         f"{_fmt(updates.shape)}")
+    for what, a, b in (("M", rows.shape[0], updates.shape[0]),
+                       ("K", data.shape[1], updates.shape[1])):
+        if a is not None and b is not None and a != b:
+            raise ShapeError(f"{what} differs: data {_fmt(data.shape)}, rows "
+                             f"{_fmt(rows.shape)}, updates {_fmt(updates.shape)}")
+    if attrs["reduction"] not in SCATTER_REDUCTIONS:
+        raise ShapeError(f"reduction must be one of {SCATTER_REDUCTIONS}, got "
+                         f"{attrs['reduction']!r}")
+    return [data]
+
+
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def _pad(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    x, pads, value = specs
+    t = pads.element_type
+    if not (is_signless_int_type(t) and ir.IntegerType(t).width == 64):
+        raise ShapeError(f"pads must be i64, got {t}")
+    if pads.shape != (2 * x.rank,):
+        raise ShapeError(f"pads must have shape [{2 * x.rank}] (begin and end of each of the "
+                         f"{x.rank} axes), got {_fmt(pads.shape)}")
+    if value.rank != 0:
+        raise ShapeError(f"value must be a 0-d tensor, got {_fmt(value.shape)}")
+    _same_element_type([x, value])
+    if attrs["mode"] not in PAD_MODES:
+        raise ShapeError(f"mode must be one of {PAD_MODES}, got {attrs['mode']!r}")
+    return [TensorSpec((None,) * x.rank, x.element_type)]
+
+
 # ----------------------------------------------------------------------------------------------
 # Their numpy semantics (``evaluate``)
 
@@ -559,6 +603,38 @@ def _np_gather_elements(x: np.ndarray, indices: np.ndarray, axis: int) -> np.nda
     if np.any((indices < -n) | (indices >= n)):
         raise IndexError(f"gather_elements: indices out of range for an axis of {n} elements")
     return np.take_along_axis(x, np.where(indices < 0, indices + n, indices), axis=axis)
+
+
+def _np_scatter_rows(data: np.ndarray, rows: np.ndarray, updates: np.ndarray,
+                     reduction: str) -> np.ndarray:
+    n = data.shape[0]
+    if np.any((rows < 0) | (rows >= n)):
+        raise IndexError(f"scatter_rows: rows out of range for {n} rows")
+    out = data.copy()
+    if reduction == "none":
+        for m, row in enumerate(rows):  # in order: a later update of a row wins
+            out[row] = updates[m]
+        return out
+    combine = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+    combine[reduction].at(out, rows, updates)
+    return out
+
+
+def _np_pad(x: np.ndarray, pads: np.ndarray, value: np.ndarray, mode: str) -> np.ndarray:
+    rank = x.ndim
+    before, after = [int(p) for p in pads[:rank]], [int(p) for p in pads[rank:]]
+    for axis, (b, e) in enumerate(zip(before, after)):
+        n = x.shape[axis] - builtins.max(-b, 0) - builtins.max(-e, 0)  # kept after cropping
+        if n < 1 or (mode == "reflect" and (b >= n or e >= n)):
+            raise ValueError(f"pad: pads ({b}, {e}) do not fit axis {axis} of {n} elements "
+                             f"in mode {mode!r}")
+    cropped = x[tuple(slice(builtins.max(-b, 0), n - builtins.max(-e, 0))
+                      for b, e, n in zip(before, after, x.shape))]
+    widths = [(builtins.max(b, 0), builtins.max(e, 0)) for b, e in zip(before, after)]
+    if mode == "constant":
+        return np.pad(cropped, widths, constant_values=value)
+    return np.pad(cropped, widths, mode={"edge": "edge", "reflect": "reflect",
+                                         "wrap": "wrap"}[mode])
 
 
 _np_sum = _np_reduce(lambda x, **kw: np.sum(x, dtype=x.dtype, **kw))
@@ -790,6 +866,17 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           summary="numpy.take_along_axis (ONNX GatherElements): the result has the indices' "
                   "shape; negative indices count from the end.",
           pattern="injective", evaluate=_np_gather_elements),
+    OpDef(DIALECT, "pad", ("x", "pads", "value"), _pad,
+          attrs=(AttrDef("mode", "str", '"constant", "reflect", "edge" or "wrap"'),),
+          summary="x padded by `pads` (i64 [2 * rank]: the begins, then the ends; negative "
+                  "crops), known only at run time, so every result dim is dynamic; `value` "
+                  "(0-d) fills mode constant.",
+          pattern="opaque", evaluate=_np_pad),
+    OpDef(DIALECT, "scatter_rows", ("data", "rows", "updates"), _scatter_rows,
+          attrs=(AttrDef("reduction", "str", '"none", "add", "mul", "max" or "min"'),),
+          summary="data [R, K] with row rows[m] replaced by updates[m] (m in order: a later "
+                  "update of a row wins), or combined with it by `reduction`; rows in [0, R).",
+          pattern="opaque", evaluate=_np_scatter_rows),
     OpDef(DIALECT, "sin", ("x",), _unary, check=_float_elementwise,
           summary="Elementwise sine of a float tensor.", pattern="elementwise",
           evaluate=_np_float(np.sin)),
@@ -1280,6 +1367,25 @@ def gather_elements(x: ir.Value, indices: ir.Value, *, axis: int = _REQUIRED,
     """
     return _build("gather_elements", x, indices, axis=axis, loc=loc)
 
+
+
+def pad(x: ir.Value, pads: ir.Value, value: ir.Value, *, mode: str = _REQUIRED,
+        loc: ir.Location | None = None) -> ir.Value:
+    """x padded by `pads` (i64 [2 * rank]: the begins, then the ends; negative crops), known
+    only at run time, so every result dim is dynamic; `value` (0-d) fills mode constant.
+
+    mode: "constant", "reflect", "edge" or "wrap"
+    """
+    return _build("pad", x, pads, value, mode=mode, loc=loc)
+
+def scatter_rows(data: ir.Value, rows: ir.Value, updates: ir.Value, *,
+                 reduction: str = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """data [R, K] with row rows[m] replaced by updates[m] (m in order: a later update of a
+    row wins), or combined with it by `reduction`; rows in [0, R).
+
+    reduction: "none", "add", "mul", "max" or "min"
+    """
+    return _build("scatter_rows", data, rows, updates, reduction=reduction, loc=loc)
 
 # ----------------------------------------------------------------------------------------------
 # Calls to kernels and library functions

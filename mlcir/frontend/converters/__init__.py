@@ -1,3 +1,6 @@
 """The converters, one module per family of ONNX ops; importing this registers them all."""
 
-from . import elementwise, linear, logical, nn, reduce, tensor  # noqa: F401
+from . import (  # noqa: F401
+    einsum, elementwise, layout, linear, logical, nn, normalization, reduce, resize,
+    scatter_gather, selection, tensor, triangular,
+)
