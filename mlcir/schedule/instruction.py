@@ -92,6 +92,8 @@ def _kind(name: str, input_names: tuple[str, ...], **flags: bool) -> Instruction
 GET_BLOCK = _kind("get_block", ("name", "func_name"))
 GET_LOOPS = _kind("get_loops", ("block",), returns_list=True)
 GET_CHILD_BLOCKS = _kind("get_child_blocks", ("block_or_loop",), returns_list=True)
+GET_PRODUCERS = _kind("get_producers", ("block",), returns_list=True)
+GET_CONSUMERS = _kind("get_consumers", ("block",), returns_list=True)
 SPLIT = _kind("split", ("loop", "factors"), returns_list=True)
 REORDER = _kind("reorder", ("loops",), variadic=True)
 FUSE = _kind("fuse", ("loops",), variadic=True)
@@ -113,4 +115,4 @@ SAMPLE_PERFECT_TILE = _kind("sample_perfect_tile", ("loop", "n", "max_innermost_
 SAMPLE_CATEGORICAL = _kind("sample_categorical", ("candidates", "probs"), is_sampling=True)
 
 # Kinds that only look things up (Trace.simplified drops them when their outputs are unused).
-PURE_KINDS = {"get_block", "get_loops", "get_child_blocks"}
+PURE_KINDS = {"get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers"}

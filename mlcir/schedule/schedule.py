@@ -23,10 +23,11 @@ from mlir import ir
 
 from mlcir.ir import clone_module, find_first, make_context, parse
 
-from . import annotate, cache, compute_location, loops, sampling
+from . import annotate, cache, compute_location, dataflow, loops, sampling
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
-                          DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_LOOPS,
+                          DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_CONSUMERS,
+                          GET_LOOPS, GET_PRODUCERS,
                           PARALLEL, REORDER, REVERSE_COMPUTE_AT, REVERSE_COMPUTE_INLINE,
                           SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
@@ -224,6 +225,20 @@ class Schedule:
             keys = []
         rvs = [self._new(BlockRV, k) for k in keys]
         self._record(GET_CHILD_BLOCKS, [block_or_loop], {}, list(rvs))
+        return rvs
+
+    def get_producers(self, block: BlockRV) -> list[BlockRV]:
+        """The blocks whose results ``block`` reads (a reduction's init block among them)."""
+        b = self._block(block, "get_producers")
+        rvs = [self._new(BlockRV, (p.func, p.name)) for p in dataflow.producers(self._state, b)]
+        self._record(GET_PRODUCERS, [block], {}, list(rvs))
+        return rvs
+
+    def get_consumers(self, block: BlockRV) -> list[BlockRV]:
+        """The blocks that read ``block``'s result."""
+        b = self._block(block, "get_consumers")
+        rvs = [self._new(BlockRV, (c.func, c.name)) for c in dataflow.consumers(self._state, b)]
+        self._record(GET_CONSUMERS, [block], {}, list(rvs))
         return rvs
 
     # -- loops (loops.py) --------------------------------------------------------------------
