@@ -11,8 +11,8 @@ coefficients and stay inside ``A`` becomes an operand of the generic (an indexin
 is what tiling, fusion and vectorization follow. Other reads (``A[i // 4]``, ``A[n - 1 - i]``,
 ``A[B[i]]``, or a read in one branch of an ``if_then_else`` that would fall outside ``A`` where
 that branch is not taken, as in padding) are ``tensor.extract`` in the body, with indices
-clamped into the tensor when they could fall outside it; such a read outside any branch is an
-error.
+clamped into the tensor when they could fall outside it. An affine read that does fall outside
+its tensor for some loop values, outside any branch, is an error.
 """
 
 from __future__ import annotations
@@ -208,7 +208,8 @@ class _Compute:
                     self.operand_of[key] = len(self.operands)
                     self.operands.append((e.tensor, amap))
                 self.read_operand[id(e)] = self.operand_of[key]
-            elif not guarded and not inside:
+            elif not guarded and not inside and all(
+                    _interval(i, self.dims, self.extents) is not None for i in e.indices):
                 raise TEError(f"compute {self.t.name}: {e.tensor.name}[{', '.join(map(_show, e.indices))}]"
                               f" may read outside {e.tensor.name} (shape {list(e.tensor.shape)}); "
                               "guard it with te.if_then_else")
@@ -388,6 +389,10 @@ def _affine(form: tuple[dict[int, int], int]) -> ir.AffineExpr:
 
 
 def _show(e: Expr) -> str:
+    if isinstance(e, Cast):
+        return _show(e.value)
+    if isinstance(e, TensorRead):
+        return f"{e.tensor.name}[{', '.join(map(_show, e.indices))}]"
     if isinstance(e, Binary):
         sym = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%",
                "div": "/"}.get(e.op)

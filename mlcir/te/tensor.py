@@ -129,8 +129,8 @@ def _check_body(name: str, body: Expr) -> None:
 
 # -- reductions ------------------------------------------------------------------------------
 def _reducer(combiner: str) -> Callable[..., Expr]:
-    def reduce(expr: Any, axis: IterVar | Sequence[IterVar] | Any = None, where: Any = None,
-               *rest: Any) -> Expr:
+    def reduce(expr: Any, axis: IterVar | Sequence[IterVar] | Any = None,
+               where: Any = None) -> Expr:
         if axis is None or isinstance(axis, (Expr, int, float)) and not isinstance(axis, IterVar):
             if axis is None:
                 raise TEError(f"te.{combiner}: pass axis=[...] (reduction variables), or two "
