@@ -110,6 +110,7 @@ REVERSE_COMPUTE_AT = _kind("reverse_compute_at", ("block", "loop"))
 COMPUTE_INLINE = _kind("compute_inline", ("block",))
 REVERSE_COMPUTE_INLINE = _kind("reverse_compute_inline", ("block",))
 DECOMPOSE_REDUCTION = _kind("decompose_reduction", ("block", "loop"))
+RFACTOR = _kind("rfactor", ("loop", "factor_axis"))
 SAMPLE_PERFECT_TILE = _kind("sample_perfect_tile", ("loop", "n", "max_innermost_factor"),
                             is_sampling=True, returns_list=True)
 SAMPLE_CATEGORICAL = _kind("sample_categorical", ("candidates", "probs"), is_sampling=True)

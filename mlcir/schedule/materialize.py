@@ -46,6 +46,7 @@ from mlcir.transform import TransformError, annotate, apply, match_attr, new_scr
 from .annotate import vector_tile_problem
 from .errors import ScheduleError
 from .inline import apply_inline
+from .reduction import emit_rfactors
 from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
                     folds_to_plain_dims)
 from .trace import Trace
@@ -114,6 +115,7 @@ class Emitter:
                                     op_attrs=ir.DictAttr.get({"sym_name": ir.StringAttr.get(func_name)})).result
             em = Emitted(fn)
             annotate(fn, SCHEDULED_ATTR)
+            emit_rfactors(self.state, func_name, fn)
             params: dict[int, ir.Value] = {}
             roots = [b for b in blocks if b.attach is None and not b.origin.get("kind")]
             for block in roots:

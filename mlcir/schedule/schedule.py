@@ -23,12 +23,12 @@ from mlir import ir
 
 from mlcir.ir import clone_module, find_first, make_context, parse
 
-from . import annotate, cache, compute_location, dataflow, loops, sampling
+from . import annotate, cache, compute_location, dataflow, loops, reduction, sampling
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
                           DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_CONSUMERS,
                           GET_LOOPS, GET_PRODUCERS,
-                          PARALLEL, REORDER, REVERSE_COMPUTE_AT, REVERSE_COMPUTE_INLINE,
+                          PARALLEL, REORDER, RFACTOR, REVERSE_COMPUTE_AT, REVERSE_COMPUTE_INLINE,
                           SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
 from .materialize import build_transform, materialize
@@ -363,6 +363,19 @@ class Schedule:
         with self._updating():
             compute_location.reverse_compute_inline(self._state, self._original, b)
         self._record(REVERSE_COMPUTE_INLINE, [block], {}, [])
+
+    # -- reduction (reduction.py) ------------------------------------------------------------
+    def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
+        """Factor the reduction over ``loop``, one level of the block's split reduction
+        dimension: a new block ``<C>_rf`` reduces over the other level and keeps ``loop`` as
+        the spatial dimension ``factor_axis`` of its result; the block ``C`` then reduces that
+        result over ``loop`` (TVM's rfactor). Returns the rf block."""
+        target = self._loop(loop, "rfactor")
+        with self._updating():
+            rf = reduction.rfactor(self._state, self._original, target, factor_axis)
+        rv = self._new(BlockRV, (rf.func, rf.name))
+        self._record(RFACTOR, [loop, factor_axis], {}, [rv])
+        return rv
 
     # -- cache (cache.py) --------------------------------------------------------------------
     def cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str) -> BlockRV:
