@@ -41,6 +41,9 @@ def rfactor(state: KernelState, original: ir.Module, loop: Loop, factor_axis: in
         raise PrimitiveError(prim, f"loop {name} of block '{block.name}' is not a reduction loop "
                              "(nor a level of one)")
     dim = loop.parts[0][0]
+    if block.origin or block.attach is not None:
+        raise PrimitiveError(prim, f"block '{block.name}' is a cache stage, an rf block or "
+                             "computed at another block's loop")
     reductions = [d for d, kind in enumerate(block.kinds) if kind == REDUCTION]
     if len(reductions) != 1:
         raise PrimitiveError(prim, f"block '{block.name}' has {len(reductions)} reduction "
@@ -51,9 +54,6 @@ def rfactor(state: KernelState, original: ir.Module, loop: Loop, factor_axis: in
                              f"(outer, inner) first; it has {len(levels)} level(s)")
     if any(len(state.loops[lid].parts) != 1 for lid in levels):
         raise PrimitiveError(prim, f"a level of the reduction of '{block.name}' is fused")
-    if block.origin or block.attach is not None:
-        raise PrimitiveError(prim, f"block '{block.name}' is a cache stage, an rf block or "
-                             "computed at another block's loop")
     for other in state.blocks.values():
         if other.inlined or other is block:
             continue

@@ -1,0 +1,153 @@
+"""TensorIR primitives beyond the basics (issue 18): rfactor, get_producers / get_consumers,
+add_unit_loop, sample_compute_location. Results against numpy, errors by type and message,
+each in traces (Python and JSON) and replayed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlcir
+from mlcir import te
+from mlcir.schedule import ScheduleError, Trace
+from mlcir.testing import kernels
+
+
+def replayed(sch: mlcir.Schedule, kernel) -> mlcir.Schedule:
+    """``sch``'s trace through JSON onto a fresh schedule; the same Python and the same IR."""
+    again = mlcir.Schedule(kernel, trace=Trace.from_json(sch.trace.to_json_string()))
+    assert str(again.trace) == str(sch.trace)
+    assert str(again.mod) == str(sch.mod)
+    return again
+
+
+# -- rfactor ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("level", [0, 1])
+@pytest.mark.parametrize("factor_axis", [0, 1, 2])
+def test_rfactor_of_a_matmul_either_level_any_axis(level, factor_axis):
+    text, reference = kernels.matmul(8, 16, 32)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    _, _, k = sch.get_loops(c)
+    levels = sch.split(k, [None, 4])
+    rf = sch.rfactor(levels[level], factor_axis)
+    assert sch.get(rf) == "C_rf"
+    # The rf block keeps the factored loop as a spatial loop; C reduces over it.
+    kinds = [sch.get(loop).kind for loop in sch.get_loops(rf)]
+    assert kinds.count("reduction") == 1 and len(kinds) == 4
+    assert [sch.get(loop).kind for loop in sch.get_loops(c)].count("reduction") == 1
+    a, b = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b), reference(a, b), rtol=1e-4,
+                               atol=1e-4)
+    assert f"rfactor(loop=l{4 + level}, factor_axis={factor_axis})" in str(sch.trace)
+    replayed(sch, text)
+    script = str(sch.as_transform())
+    assert "transform.structured.split_reduction" in script
+    assert ("inner_parallel" in script) == (level == 1)
+
+
+def test_rfactor_then_schedule_the_rf_block_tvm_style():
+    """A row sum as TVM's rfactor tutorial: k split by 16, the inner level factored out and
+    vectorized in the rf block, the rows in parallel; the write-back reduces the 16 lanes."""
+    text, reference = kernels.row_sum(64, 256)
+    sch = mlcir.Schedule(text)
+    s = sch.get_block("S")
+    i, k = sch.get_loops(s)
+    ko, ki = sch.split(k, [None, 16])
+    rf = sch.rfactor(ki, factor_axis=1)
+    ri, rko, rki = sch.get_loops(rf)
+    assert [sch.get(loop).extent for loop in (ri, rko, rki)] == [64, 16, 16]
+    sch.reorder(ri, rko, rki)
+    sch.parallel(ri)
+    sch.vectorize(rki)
+    sch.decompose_reduction(rf, rko)
+    x = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(x), reference(x), rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+    assert "vector" in str(sch.mod)
+
+
+def test_rfactor_of_a_te_kernel():
+    n = 1024
+    A = te.placeholder((n,), name="A")
+    k = te.reduce_axis((0, n), "k")
+    total = te.compute((), lambda: te.sum(A[k] * A[k], axis=k), name="total")
+    kernel = te.create_prim_func([A, total])
+    sch = mlcir.Schedule(kernel)
+    (loop,) = sch.get_loops(sch.get_block("total"))
+    _, inner = sch.split(loop, [None, 32])
+    rf = sch.rfactor(inner)
+    sch.vectorize(sch.get_loops(rf)[0])
+    a = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a), np.dot(a, a), rtol=1e-4)
+
+
+def test_rfactor_errors_name_the_instruction():
+    text, _ = kernels.matmul(8, 16, 32)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, _, k = sch.get_loops(c)
+    with pytest.raises(ScheduleError, match=r"rfactor \(instruction 2\): loop i of block 'C' is "
+                       "not a reduction loop"):
+        sch.rfactor(i)
+    with pytest.raises(ScheduleError, match="split the reduction loop of block 'C' in two"):
+        sch.rfactor(k)
+    ko, ki = sch.split(k, [None, 4])
+    with pytest.raises(ScheduleError, match=r"factor_axis 3 is not a position of the "
+                       r"3-dimensional intermediate \(0..2\)"):
+        sch.rfactor(ki, 3)
+    sch.rfactor(ki)
+    with pytest.raises(ScheduleError, match="block 'C_rf' is a cache stage, an rf block"):
+        sch.rfactor(ko)
+    conv, _ = kernels.conv2d()
+    sch = mlcir.Schedule(conv)
+    loops = sch.get_loops(sch.get_block("conv"))
+    with pytest.raises(ScheduleError, match="block 'conv' has 3 reduction dimensions"):
+        sch.rfactor(loops[4])
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    ko, ki = sch.split(k, [None, 4])
+    sch.decompose_reduction(c, ko)
+    with pytest.raises(ScheduleError, match="block 'C_init' is computed at a loop of 'C': "
+                       "rfactor before"):
+        sch.rfactor(ki)
+
+
+def test_rfactor_refuses_a_combiner_upstream_does_not_recognise():
+    A = te.placeholder((64,), name="A")
+    k = te.reduce_axis((0, 64), "k")
+    # sum of squares minus the accumulator: not one combiner op on the accumulator.
+    odd = te.compute((1,), lambda _: te.sum(A[k], axis=k), name="odd")
+    kernel = te.create_prim_func([A, odd])
+    text = str(kernel).replace("arith.addf %out", "arith.subf %out")
+    sch = mlcir.Schedule(text)
+    (_, loop) = sch.get_loops(sch.get_block("odd"))
+    _, inner = sch.split(loop, [None, 8])
+    with pytest.raises(ScheduleError, match=r"rfactor \(instruction \d+\): upstream "
+                       "split_reduction cannot factor block 'odd'"):
+        sch.rfactor(inner)
+
+
+# -- get_producers / get_consumers ------------------------------------------------------------
+
+def test_producers_and_consumers_follow_the_dataflow_and_inlining():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    c, d, e = (sch.get_block(n) for n in "CDE")
+    assert [sch.get(b) for b in sch.get_producers(c)] == ["C_init"]
+    assert [sch.get(b) for b in sch.get_consumers(c)] == ["D"]
+    assert [sch.get(b) for b in sch.get_producers(e)] == ["D"]
+    assert sch.get_consumers(e) == []
+    sch.compute_inline(d)
+    assert [sch.get(b) for b in sch.get_producers(e)] == ["C"]
+    assert [sch.get(b) for b in sch.get_consumers(c)] == ["E"]
+    with pytest.raises(ScheduleError, match=r"get_producers \(instruction \d+\): block 'D' was "
+                       "inlined"):
+        sch.get_producers(d)
+    python = str(sch.trace)
+    assert "b3, = sch.get_producers(block=b0)" in python
+    assert "sch.get_consumers(block=b2)\n" in python and "b7, = sch.get_consumers(block=b0)" in python
+    replayed(sch, text)
+    assert "get_producers" not in str(sch.trace.simplified())
