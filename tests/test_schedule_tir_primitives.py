@@ -151,3 +151,70 @@ def test_producers_and_consumers_follow_the_dataflow_and_inlining():
     assert "sch.get_consumers(block=b2)\n" in python and "b7, = sch.get_consumers(block=b0)" in python
     replayed(sch, text)
     assert "get_producers" not in str(sch.trace.simplified())
+
+
+# -- add_unit_loop ---------------------------------------------------------------------------
+
+def test_add_unit_loop_above_a_loop_and_a_block():
+    text, reference = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    unit = sch.add_unit_loop(j)
+    assert sch.get(unit).extent == 1
+    loops = sch.get_loops(c)
+    assert [sch.get(loop).extent for loop in loops] == [64, 1, 128, 96]
+    sch.add_unit_loop(sch.get_block("E"))
+    assert [sch.get(loop).extent for loop in sch.get_loops(sch.get_block("E"))] == [1, 64, 128]
+    # The unit loop is a place to attach at: D is computed under it, i.e. per row of C.
+    sch.reverse_compute_at(sch.get_block("D"), unit)
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    assert "l4 = sch.add_unit_loop(block_or_loop=l2)" in str(sch.trace)
+    replayed(sch, text)
+
+
+def test_add_unit_loop_refuses_a_scalar_block():
+    A = te.placeholder((8,), name="A")
+    k = te.reduce_axis((0, 8), "k")
+    total = te.compute((), lambda: te.sum(A[k], axis=k), name="total")
+    sch = mlcir.Schedule(te.create_prim_func([A, total]))
+    with pytest.raises(ScheduleError, match=r"add_unit_loop \(instruction 1\): block "
+                       "'total_init' has no loop of its own"):
+        sch.add_unit_loop(sch.get_block("total_init"))
+
+
+# -- sample_compute_location -----------------------------------------------------------------
+
+def test_sample_compute_location_draws_legal_loops_and_replays_its_decision():
+    text, reference = kernels.matmul_bias_relu()
+    seen = set()
+    for seed in range(6):
+        sch = mlcir.Schedule(text, seed=seed)
+        e = sch.get_block("E")
+        i, j = sch.get_loops(e)
+        sch.split(j, [None, 16])
+        d = sch.get_block("D")
+        loop = sch.sample_compute_location(d)
+        seen.add(sch.trace.decisions[max(sch.trace.decisions)])
+        sch.compute_at(d, loop)
+        a, b, bias = kernels.random_inputs(text)
+        np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                                   rtol=1e-4, atol=1e-4)
+        again = replayed(sch, text)
+        assert again.trace.decisions == sch.trace.decisions
+    assert seen == {0, 1, 2}
+    assert "sch.sample_compute_location(block=b" in str(sch.trace) and "decision=" in str(sch.trace)
+    forced = sch.trace.with_decision(len(sch.trace.insts) - 2, 0)
+    assert mlcir.Schedule(text, trace=forced).trace.decisions[len(sch.trace.insts) - 2] == 0
+
+
+def test_sample_compute_location_errors():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    with pytest.raises(ScheduleError, match=r"sample_compute_location \(instruction 1\): "
+                       "decision 7 is not an index of the 2 candidate loops"):
+        sch.sample_compute_location(sch.get_block("D"), decision=7)
+    with pytest.raises(ScheduleError, match="block 'E' has no loop it can be computed at"):
+        sch.sample_compute_location(sch.get_block("E"))

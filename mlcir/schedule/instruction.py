@@ -92,8 +92,6 @@ def _kind(name: str, input_names: tuple[str, ...], **flags: bool) -> Instruction
 GET_BLOCK = _kind("get_block", ("name", "func_name"))
 GET_LOOPS = _kind("get_loops", ("block",), returns_list=True)
 GET_CHILD_BLOCKS = _kind("get_child_blocks", ("block_or_loop",), returns_list=True)
-GET_PRODUCERS = _kind("get_producers", ("block",), returns_list=True)
-GET_CONSUMERS = _kind("get_consumers", ("block",), returns_list=True)
 SPLIT = _kind("split", ("loop", "factors"), returns_list=True)
 REORDER = _kind("reorder", ("loops",), variadic=True)
 FUSE = _kind("fuse", ("loops",), variadic=True)
@@ -110,10 +108,17 @@ REVERSE_COMPUTE_AT = _kind("reverse_compute_at", ("block", "loop"))
 COMPUTE_INLINE = _kind("compute_inline", ("block",))
 REVERSE_COMPUTE_INLINE = _kind("reverse_compute_inline", ("block",))
 DECOMPOSE_REDUCTION = _kind("decompose_reduction", ("block", "loop"))
-RFACTOR = _kind("rfactor", ("loop", "factor_axis"))
 SAMPLE_PERFECT_TILE = _kind("sample_perfect_tile", ("loop", "n", "max_innermost_factor"),
                             is_sampling=True, returns_list=True)
 SAMPLE_CATEGORICAL = _kind("sample_categorical", ("candidates", "probs"), is_sampling=True)
 
 # Kinds that only look things up (Trace.simplified drops them when their outputs are unused).
-PURE_KINDS = {"get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers"}
+PURE_KINDS = {"get_block", "get_loops", "get_child_blocks"}
+
+# TensorIR primitives beyond the basics (docs/schedules.md, "More TensorIR primitives").
+GET_PRODUCERS = _kind("get_producers", ("block",), returns_list=True)
+GET_CONSUMERS = _kind("get_consumers", ("block",), returns_list=True)
+RFACTOR = _kind("rfactor", ("loop", "factor_axis"))
+ADD_UNIT_LOOP = _kind("add_unit_loop", ("block_or_loop",))
+SAMPLE_COMPUTE_LOCATION = _kind("sample_compute_location", ("block",), is_sampling=True)
+PURE_KINDS |= {"get_producers", "get_consumers"}

@@ -23,14 +23,16 @@ from mlir import ir
 
 from mlcir.ir import clone_module, find_first, make_context, parse
 
-from . import annotate, cache, compute_location, dataflow, loops, reduction, sampling
+from . import annotate, cache, compute_location, loops, sampling
+from . import dataflow, reduction, sample_location, unit_loop
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
-                          DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_CONSUMERS,
-                          GET_LOOPS, GET_PRODUCERS,
-                          PARALLEL, REORDER, RFACTOR, REVERSE_COMPUTE_AT, REVERSE_COMPUTE_INLINE,
+                          DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_LOOPS,
+                          PARALLEL, REORDER, REVERSE_COMPUTE_AT, REVERSE_COMPUTE_INLINE,
                           SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
+from .instruction import (ADD_UNIT_LOOP, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
+                          SAMPLE_COMPUTE_LOCATION)
 from .materialize import build_transform, materialize
 from .state import Block, KernelState, Loop, TileKnob, read_blocks
 from .trace import Trace
@@ -364,6 +366,16 @@ class Schedule:
             compute_location.reverse_compute_inline(self._state, self._original, b)
         self._record(REVERSE_COMPUTE_INLINE, [block], {}, [])
 
+    def add_unit_loop(self, block_or_loop: BlockRV | LoopRV) -> LoopRV:
+        """A new loop of one iteration right above ``block_or_loop`` (above the outermost
+        loop of a block's own nest); returns it."""
+        target = self._block_or_loop(block_or_loop, "add_unit_loop")
+        with self._updating():
+            loop_id = unit_loop.add_unit_loop(self._state, target)
+        rv = self._new(LoopRV, loop_id)
+        self._record(ADD_UNIT_LOOP, [block_or_loop], {}, [rv])
+        return rv
+
     # -- reduction (reduction.py) ------------------------------------------------------------
     def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
         """Factor the reduction over ``loop``, one level of the block's split reduction
@@ -425,6 +437,17 @@ class Schedule:
             index = sampling.sample_categorical(self._rng, candidates, probs, decision)
         rv = self._new(ExprRV, candidates[index])
         self._record(SAMPLE_CATEGORICAL, [list(candidates), list(probs)], {}, [rv], index)
+        return rv
+
+    def sample_compute_location(self, block: BlockRV, decision: int | None = None) -> LoopRV:
+        """A loop of ``block``'s consumer where ``compute_at(block, loop)`` is legal, drawn at
+        random or given as ``decision`` (its index among those loops, outermost first)."""
+        b = self._block(block, "sample_compute_location")
+        with self._updating():
+            index, loop_id = sample_location.sample_compute_location(self._state, self._rng, b,
+                                                                     decision)
+        rv = self._new(LoopRV, loop_id)
+        self._record(SAMPLE_COMPUTE_LOCATION, [block], {}, [rv], index)
         return rv
 
     # -- results -----------------------------------------------------------------------------
