@@ -218,3 +218,80 @@ def test_sample_compute_location_errors():
         sch.sample_compute_location(sch.get_block("D"), decision=7)
     with pytest.raises(ScheduleError, match="block 'E' has no loop it can be computed at"):
         sch.sample_compute_location(sch.get_block("E"))
+
+
+# -- transform_layout ------------------------------------------------------------------------
+
+def test_transform_layout_packs_an_intermediate_and_both_sides_still_schedule():
+    text, reference = kernels.matmul_bias_relu(64, 128, 96)
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    sch.transform_layout(e, ("read", 0), lambda i, j: (j // 16, i, j % 16))
+    # D now iterates over the packed layout: (j // 16, i, j % 16), fresh loops.
+    assert [sch.get(loop).extent for loop in sch.get_loops(d)] == [8, 64, 16]
+    jo, i, ji = sch.get_loops(d)
+    sch.parallel(jo)
+    sch.vectorize(ji)
+    ei, ej = sch.get_loops(e)
+    sch.vectorize(sch.split(ej, [None, 16])[1])
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    assert ('sch.transform_layout(block=b1, buffer=["read", 0], '
+            'index_map="lambda i, j: (j // 16, i, j % 16)")') in str(sch.trace)
+    replayed(sch, text)
+    # The transform module carries the rewrite, so it replays without Python schedule code.
+    from mlcir.ir import clone_module
+    from mlcir.schedule.materialize import apply_schedule_script
+
+    with sch.context:
+        payload = clone_module(sch.original)
+        apply_schedule_script(payload, sch.as_transform())
+    assert str(payload) == str(sch.mod)
+
+
+def test_transform_layout_of_a_reduction_keeps_its_init():
+    text, reference = kernels.matmul_bias_relu(32, 64, 48)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    sch.transform_layout(c, ("write", 0), lambda i, j: (j, i))
+    j, i, k = sch.get_loops(c)
+    assert [sch.get(loop).kind for loop in (j, i, k)] == ["spatial", "spatial", "reduction"]
+    sch.decompose_reduction(c, k)
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+
+
+@pytest.mark.parametrize("buffer, index_map, message", [
+    (("write", 0), lambda i, j: (i, j // 16, j % 8), "dimension 1 must appear once plainly or "
+     "as the pair"),
+    (("write", 0), lambda i, j: (i + j, j), "index map results must be d, d // c or d % c"),
+    (("write", 0), lambda i, _: (i,), r"dimension\(s\) \[1\] are missing"),
+    (("write", 0), lambda i, j: (i // 5, i % 5, j), "5 does not divide dimension 0"),
+    (("write", 0), lambda i: (i,), "the index map takes 1 indices, the tensor has 2"),
+    (("read", 1), lambda i: (i,), "input #1 of block 'E' has 1 inputs|block 'E' has 1 inputs"),
+    (("write", 1), lambda i, j: (j, i), "block 'E' writes one tensor, no #1"),
+])
+def test_transform_layout_errors(buffer, index_map, message):
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    target = sch.get_block("E") if buffer != ("write", 0) else sch.get_block("D")
+    with pytest.raises(ScheduleError, match=r"transform_layout \(instruction 1\): " + message):
+        sch.transform_layout(target, buffer, index_map)
+
+
+def test_transform_layout_refuses_results_arguments_and_scheduled_producers():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    with pytest.raises(ScheduleError, match="is a result of function 'main': its layout is the "
+                       "function's signature"):
+        sch.transform_layout(sch.get_block("E"), ("write", 0), lambda i, j: (j, i))
+    with pytest.raises(ScheduleError, match="input #1 of block 'D' is not written by a block"):
+        sch.transform_layout(sch.get_block("D"), ("read", 1), lambda j: (j,))
+    d = sch.get_block("D")
+    i, _ = sch.get_loops(d)
+    sch.split(i, [None, 8])
+    with pytest.raises(ScheduleError, match="block 'D' was already scheduled"):
+        sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))

@@ -121,4 +121,5 @@ GET_CONSUMERS = _kind("get_consumers", ("block",), returns_list=True)
 RFACTOR = _kind("rfactor", ("loop", "factor_axis"))
 ADD_UNIT_LOOP = _kind("add_unit_loop", ("block_or_loop",))
 SAMPLE_COMPUTE_LOCATION = _kind("sample_compute_location", ("block",), is_sampling=True)
+TRANSFORM_LAYOUT = _kind("transform_layout", ("block", "buffer", "index_map"))
 PURE_KINDS |= {"get_producers", "get_consumers"}

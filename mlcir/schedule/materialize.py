@@ -45,7 +45,7 @@ from mlcir.transform import TransformError, annotate, apply, match_attr, new_scr
 
 from .annotate import vector_tile_problem
 from .errors import ScheduleError
-from .inline import apply_inline
+from .rewrites import apply_rewrite
 from .reduction import emit_rfactors
 from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
                     folds_to_plain_dims)
@@ -524,7 +524,7 @@ def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
     if INLINE_ATTR in script.operation.attributes:
         for entry in ir.ArrayAttr(script.operation.attributes[INLINE_ATTR]):
             kind, func_name, block = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
-            apply_inline(payload, kind, func_name, block)
+            apply_rewrite(payload, kind, func_name, block)
     apply(payload, script)
 
 

@@ -25,7 +25,7 @@ from mlcir.ir import clone_module
 from mlcir.transform import annotate, apply, match_attr, new_script
 
 from .errors import PrimitiveError
-from .inline import apply_inline
+from .rewrites import apply_rewrite
 from .state import REDUCTION, SPATIAL, Block, KernelState, Loop, read_blocks
 
 RFACTOR_KEY = "rfactor"  # Block.origin key of an rf block: the block it was factored from
@@ -100,7 +100,7 @@ def _split_blocks(state: KernelState, original: ir.Module, block: Block, origin:
     with original.context, ir.Location.unknown():
         scratch = clone_module(original)
         for kind, func_name, name in state.inlines:
-            apply_inline(scratch, kind, func_name, name)
+            apply_rewrite(scratch, kind, func_name, name)
 
         def build(root: ir.Value) -> None:
             fn = structured.MatchOp(transform.AnyOpType.get(), root, ops=["func.func"],

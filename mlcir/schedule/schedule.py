@@ -17,14 +17,14 @@ from __future__ import annotations
 import random
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from mlir import ir
 
 from mlcir.ir import clone_module, find_first, make_context, parse
 
 from . import annotate, cache, compute_location, loops, sampling
-from . import dataflow, reduction, sample_location, unit_loop
+from . import dataflow, layout, reduction, sample_location, unit_loop
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
                           DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_LOOPS,
@@ -32,7 +32,7 @@ from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, C
                           SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
 from .instruction import (ADD_UNIT_LOOP, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
-                          SAMPLE_COMPUTE_LOCATION)
+                          SAMPLE_COMPUTE_LOCATION, TRANSFORM_LAYOUT)
 from .materialize import build_transform, materialize
 from .state import Block, KernelState, Loop, TileKnob, read_blocks
 from .trace import Trace
@@ -388,6 +388,17 @@ class Schedule:
         rv = self._new(BlockRV, (rf.func, rf.name))
         self._record(RFACTOR, [loop, factor_axis], {}, [rv])
         return rv
+
+    # -- layout (layout.py) ------------------------------------------------------------------
+    def transform_layout(self, block: BlockRV, buffer: tuple[str, int],
+                         index_map: Callable[..., Any] | str) -> None:
+        """Store the tensor ``buffer`` of ``block`` (``("write", 0)`` or ``("read", i)``, a
+        tensor written by a block) in the layout ``index_map`` gives, a permutation or packing
+        such as ``lambda i, j: (i // 4, j, i % 4)`` (TVM's transform_layout)."""
+        b = self._block(block, "transform_layout")
+        with self._updating():
+            text = layout.transform_layout(self._state, self._original, b, buffer, index_map)
+        self._record(TRANSFORM_LAYOUT, [block, list(buffer), text], {}, [])
 
     # -- cache (cache.py) --------------------------------------------------------------------
     def cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str) -> BlockRV:

@@ -1,0 +1,18 @@
+"""The recorded rewrites of a schedule (``KernelState.inlines``: inlines and layout changes),
+applied to the loop-level IR before its transform script, since no transform op does them."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from .inline import apply_inline
+from .relayout import KIND as LAYOUT, apply_layout
+
+
+def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str) -> None:
+    """Apply one recorded rewrite: an inline of block ``arg``, or a layout change (``arg`` is
+    its specification)."""
+    if kind == LAYOUT:
+        apply_layout(module, func_name, arg)
+    else:
+        apply_inline(module, kind, func_name, arg)
