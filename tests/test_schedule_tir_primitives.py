@@ -295,3 +295,61 @@ def test_transform_layout_refuses_results_arguments_and_scheduled_producers():
     sch.split(i, [None, 8])
     with pytest.raises(ScheduleError, match="block 'D' was already scheduled"):
         sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))
+
+
+# -- tensorize -------------------------------------------------------------------------------
+
+def _micro_kernel_schedule(kernel, intrin: str) -> mlcir.Schedule:
+    sch = mlcir.Schedule(kernel)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 32])
+    k0, k1 = sch.split(k, [None, 1])
+    sch.reorder(i0, j0, k0, i1, j1, k1)
+    sch.tensorize(i1, intrin)
+    return sch
+
+
+def test_tensorize_a_matmul_tile_with_a_registered_contraction():
+    from mlcir.schedule import matmul_desc, register_intrin
+
+    register_intrin("test.matmul_8x32x1_f32", matmul_desc(8, 32, 1), override=True)
+    text, reference = kernels.matmul(64, 64, 64)
+    sch = _micro_kernel_schedule(text, "test.matmul_8x32x1_f32")
+    a, b = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b), reference(a, b), rtol=1e-4,
+                               atol=1e-4)
+    assert "vector.contract" in str(sch.mod)
+    assert 'sch.tensorize(block_or_loop=l5, tensor_intrin="test.matmul_8x32x1_f32")' in str(sch.trace)
+    replayed(sch, text)
+    # A te matmul has the same maps and body: the same intrinsic applies.
+    A, B = te.placeholder((64, 64), name="A"), te.placeholder((64, 64), name="B")
+    k = te.reduce_axis((0, 64), "k")
+    C = te.compute((64, 64), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = _micro_kernel_schedule(te.create_prim_func([A, B, C]), "test.matmul_8x32x1_f32")
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b), reference(a, b), rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_tensorize_errors():
+    from mlcir.schedule import matmul_desc, register_intrin
+
+    register_intrin("test.matmul_4x16x1_f32", matmul_desc(4, 16, 1), override=True)
+    text, _ = kernels.matmul(64, 64, 64)
+    with pytest.raises(ScheduleError, match=r"tensorize \(instruction 6\): the tile under loop "
+                       r"i_1 of block 'C' has extents \[8, 32, 1\]; 'test.matmul_4x16x1_f32' "
+                       r"computes \[4, 16, 1\]"):
+        _micro_kernel_schedule(text, "test.matmul_4x16x1_f32")
+    with pytest.raises(ScheduleError, match="no tensor intrinsic 'nope' \\(registered: .*test"):
+        _micro_kernel_schedule(text, "nope")
+    relu, _ = kernels.matmul_bias_relu(16, 16, 16)
+    sch = mlcir.Schedule(relu)
+    with pytest.raises(ScheduleError, match="block 'E' does not compute what "
+                       "'test.matmul_4x16x1_f32' describes: its kinds are"):
+        sch.tensorize(sch.get_block("E"), "test.matmul_4x16x1_f32")
+    with pytest.raises(ScheduleError, match="register_intrin: intrinsic 'test.matmul_4x16x1_f32' "
+                       "is already registered"):
+        register_intrin("test.matmul_4x16x1_f32", matmul_desc(4, 16, 1))
+    with pytest.raises(ScheduleError, match="implementation 'asm' is not one of vector.contract"):
+        register_intrin("test.other", matmul_desc(4, 16, 1), impl="asm")

@@ -12,12 +12,10 @@ from typing import Any, Callable
 
 from mlir import ir
 
-from mlcir.ir import clone_module
-
 from .errors import PrimitiveError
 from .relayout import (KIND, check_layout, index_map_text, parse_index_map, producer_problem,
                        spec)
-from .rewrites import apply_rewrite
+from .rewrites import apply_rewrite, rewritten
 from .state import Block, KernelState, read_blocks
 
 
@@ -30,7 +28,7 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
     names, results = parse_index_map(index_map, rank)
     shape = [producer.extents[d] if d is not None else -1 for d in producer.output_map]
     check_layout(shape, results)
-    scratch = _scratch(state, original)
+    scratch = rewritten(original, state.inlines)
     problem = producer_problem(scratch, producer.func, producer.name)
     if problem:
         raise PrimitiveError(KIND, problem)
@@ -43,6 +41,11 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
             raise PrimitiveError(KIND, f"block '{b.name}' is placed, cached or has blocks "
                                  "placed in it: transform_layout before compute_at, "
                                  "cache_read/cache_write and decompose_reduction")
+    factored = [b.name for b in involved if any(x.origin.get("rfactor") == b.name
+                                                  for x in state.blocks.values())]
+    if factored:
+        raise PrimitiveError(KIND, f"block '{factored[0]}' was factored (rfactor): "
+                             "transform_layout before rfactor")
     if _scheduled(state, producer) or (init is not None and _scheduled(state, init)):
         raise PrimitiveError(KIND, f"block '{producer.name}' was already scheduled; its loops "
                              "become the new layout's: transform_layout before scheduling it")
@@ -96,14 +99,6 @@ def _scheduled(state: KernelState, b: Block) -> bool:
     return (any(len(levels) > 1 for levels in b.levels) or b.order != sorted(b.order)
             or bool(b.annotations) or any(state.loops[lid].annotations or
                                           len(state.loops[lid].parts) > 1 for lid in b.order))
-
-
-def _scratch(state: KernelState, original: ir.Module) -> ir.Module:
-    with original.context, ir.Location.unknown():
-        scratch = clone_module(original)
-        for entry in state.inlines:
-            apply_rewrite(scratch, *entry)
-    return scratch
 
 
 def _replace(state: KernelState, old: Block, new: Block) -> None:

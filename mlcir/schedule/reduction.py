@@ -21,11 +21,10 @@ from mlir.dialects import transform
 from mlir.dialects.transform import structured
 
 from mlcir.dialects.loop import BLOCK_ATTR, ITERATORS_ATTR, iterators_attr
-from mlcir.ir import clone_module
 from mlcir.transform import annotate, apply, match_attr, new_script
 
 from .errors import PrimitiveError
-from .rewrites import apply_rewrite
+from .rewrites import rewritten
 from .state import REDUCTION, SPATIAL, Block, KernelState, Loop, read_blocks
 
 RFACTOR_KEY = "rfactor"  # Block.origin key of an rf block: the block it was factored from
@@ -97,11 +96,8 @@ def _split_blocks(state: KernelState, original: ir.Module, block: Block, origin:
     """The rf block, its init and the combining block, read from a scratch copy of the kernel
     with the split applied (upstream refuses what it cannot split: its message is the
     reason)."""
+    scratch = rewritten(original, state.inlines)
     with original.context, ir.Location.unknown():
-        scratch = clone_module(original)
-        for kind, func_name, name in state.inlines:
-            apply_rewrite(scratch, kind, func_name, name)
-
         def build(root: ir.Value) -> None:
             fn = structured.MatchOp(transform.AnyOpType.get(), root, ops=["func.func"],
                                     op_attrs=ir.DictAttr.get(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from mlir import ir
 
+from mlcir.ir import clone_module
+
 from .inline import apply_inline
 from .relayout import KIND as LAYOUT, apply_layout
 
@@ -16,3 +18,13 @@ def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str) -> Non
         apply_layout(module, func_name, arg)
     else:
         apply_inline(module, kind, func_name, arg)
+
+
+def rewritten(original: ir.Module, rewrites: list[tuple[str, str, str]]) -> ir.Module:
+    """A copy of ``original`` with ``rewrites`` applied: the IR a schedule's transform script
+    will see (primitives read new blocks and check legality on it)."""
+    with original.context, ir.Location.unknown():
+        module = clone_module(original)
+        for entry in rewrites:
+            apply_rewrite(module, *entry)
+    return module

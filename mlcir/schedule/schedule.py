@@ -24,7 +24,7 @@ from mlir import ir
 from mlcir.ir import clone_module, find_first, make_context, parse
 
 from . import annotate, cache, compute_location, loops, sampling
-from . import dataflow, layout, reduction, sample_location, unit_loop
+from . import dataflow, layout, reduction, sample_location, tensorize, unit_loop
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
                           DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_LOOPS,
@@ -32,7 +32,7 @@ from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, C
                           SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
 from .instruction import (ADD_UNIT_LOOP, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
-                          SAMPLE_COMPUTE_LOCATION, TRANSFORM_LAYOUT)
+                          SAMPLE_COMPUTE_LOCATION, TENSORIZE, TRANSFORM_LAYOUT)
 from .materialize import build_transform, materialize
 from .state import Block, KernelState, Loop, TileKnob, read_blocks
 from .trace import Trace
@@ -388,6 +388,19 @@ class Schedule:
         rv = self._new(BlockRV, (rf.func, rf.name))
         self._record(RFACTOR, [loop, factor_axis], {}, [rv])
         return rv
+
+    def tensorize(self, block_or_loop: BlockRV | LoopRV, tensor_intrin: str) -> None:
+        """Compute the tile under a loop (or a block's whole nest) with the registered tensor
+        intrinsic ``tensor_intrin`` (``mlcir.schedule.register_intrin``), which must describe
+        exactly what the tile computes."""
+        target = self._block_or_loop(block_or_loop, "tensorize")
+        if isinstance(target, Block):
+            if not target.order:
+                raise self._error("tensorize", f"block '{target.name}' has no loop")
+            target = self._state.loops[target.order[0]]
+        with self._updating():
+            tensorize.tensorize(self._state, self._original, target, tensor_intrin)
+        self._record(TENSORIZE, [block_or_loop, tensor_intrin], {}, [])
 
     # -- layout (layout.py) ------------------------------------------------------------------
     def transform_layout(self, block: BlockRV, buffer: tuple[str, int],
