@@ -353,3 +353,40 @@ def test_tensorize_errors():
         register_intrin("test.matmul_4x16x1_f32", matmul_desc(4, 16, 1))
     with pytest.raises(ScheduleError, match="implementation 'asm' is not one of vector.contract"):
         register_intrin("test.other", matmul_desc(4, 16, 1), impl="asm")
+
+
+# -- set_scope -------------------------------------------------------------------------------
+
+def test_set_scope_gives_the_result_a_buffer_of_its_own():
+    text, reference = kernels.matmul_bias_relu(32, 64, 48)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    sch.set_scope(c, 0, "local")
+    _, _, k = sch.get_loops(c)
+    sch.decompose_reduction(c, k)
+    assert str(sch.mod).count("bufferization.alloc_tensor()") == 1
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+    shared = mlcir.Schedule(text)
+    shared.set_scope(shared.get_block("D"), 0, "shared")
+    assert ("bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : "
+            "tensor<32x64xf32>") in str(shared.mod)
+    assert 'sch.set_scope(block=b0, buffer_index=0, storage_scope="shared")' in str(shared.trace)
+
+
+def test_set_scope_errors():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    with pytest.raises(ScheduleError, match=r"set_scope \(instruction 1\): storage_scope must be "
+                       "one of global, local, shared, got 'texture'"):
+        sch.set_scope(sch.get_block("D"), 0, "texture")
+    with pytest.raises(ScheduleError, match="the result of block 'E' is a result of function "
+                       "'main': its memory is the caller's"):
+        sch.set_scope(sch.get_block("E"), 0, "local")
+    with pytest.raises(ScheduleError, match="block 'D' writes one buffer, no #1"):
+        sch.set_scope(sch.get_block("D"), 1, "local")
+    cached = sch.cache_write(sch.get_block("C"), 0, "local")
+    with pytest.raises(ScheduleError, match="block 'C_write0_local' was made by the schedule"):
+        sch.set_scope(cached, 0, "local")

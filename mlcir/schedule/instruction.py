@@ -123,4 +123,5 @@ ADD_UNIT_LOOP = _kind("add_unit_loop", ("block_or_loop",))
 SAMPLE_COMPUTE_LOCATION = _kind("sample_compute_location", ("block",), is_sampling=True)
 TRANSFORM_LAYOUT = _kind("transform_layout", ("block", "buffer", "index_map"))
 TENSORIZE = _kind("tensorize", ("block_or_loop", "tensor_intrin"))
+SET_SCOPE = _kind("set_scope", ("block", "buffer_index", "storage_scope"))
 PURE_KINDS |= {"get_producers", "get_consumers"}

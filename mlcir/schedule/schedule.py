@@ -24,7 +24,8 @@ from mlir import ir
 from mlcir.ir import clone_module, find_first, make_context, parse
 
 from . import annotate, cache, compute_location, loops, sampling
-from . import dataflow, layout, reduction, sample_location, tensorize, unit_loop
+from . import (dataflow, layout, reduction, rewrites, sample_location, scope, tensorize,
+               unit_loop)
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
                           DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_LOOPS,
@@ -32,7 +33,7 @@ from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, C
                           SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
 from .instruction import (ADD_UNIT_LOOP, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
-                          SAMPLE_COMPUTE_LOCATION, TENSORIZE, TRANSFORM_LAYOUT)
+                          SAMPLE_COMPUTE_LOCATION, SET_SCOPE, TENSORIZE, TRANSFORM_LAYOUT)
 from .materialize import build_transform, materialize
 from .state import Block, KernelState, Loop, TileKnob, read_blocks
 from .trace import Trace
@@ -401,6 +402,16 @@ class Schedule:
         with self._updating():
             tensorize.tensorize(self._state, self._original, target, tensor_intrin)
         self._record(TENSORIZE, [block_or_loop, tensor_intrin], {}, [])
+
+    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
+        """Write ``block``'s result to a buffer of its own in ``storage_scope`` (``global``,
+        ``local``, or ``shared``: GPU workgroup memory)."""
+        b = self._block(block, "set_scope")
+        with self._updating():
+            kernel = rewrites.rewritten(self._original, self._state.inlines)
+            spec = scope.check(kernel, b.func, b.name, buffer_index, storage_scope)
+            self._state.inlines.append((scope.KIND, b.func, spec))
+        self._record(SET_SCOPE, [block, buffer_index, storage_scope], {}, [])
 
     # -- layout (layout.py) ------------------------------------------------------------------
     def transform_layout(self, block: BlockRV, buffer: tuple[str, int],
