@@ -390,3 +390,48 @@ def test_set_scope_errors():
     cached = sch.cache_write(sch.get_block("C"), 0, "local")
     with pytest.raises(ScheduleError, match="block 'C_write0_local' was made by the schedule"):
         sch.set_scope(cached, 0, "local")
+
+
+# -- storage_align ---------------------------------------------------------------------------
+
+def test_storage_align_pads_the_row_stride_of_an_intermediate():
+    from mlcir.schedule.align import padded_stride
+
+    assert [padded_stride(64, 16, 1), padded_stride(64, 32, 0), padded_stride(60, 32, 8)] == \
+        [65, 64, 72]
+    text, reference = kernels.matmul_bias_relu(32, 64, 48)
+    sch = mlcir.Schedule(text)
+    c, d = sch.get_block("C"), sch.get_block("D")
+    sch.storage_align(c, 0, 0, 16, 1)
+    sch.set_scope(d, 0, "local")
+    sch.storage_align(d, 0, 0, 32, 8)
+    i, j, k = sch.get_loops(c)
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(i, j0, k, j1)
+    sch.vectorize(j1)
+    sch.decompose_reduction(c, k)
+    text_ir = str(sch.mod)
+    assert "[0, 0] [32, 64] [1, 1] : tensor<32x65xf32> to tensor<32x64xf32>" in text_ir
+    assert "tensor<32x72xf32> to tensor<32x64xf32>" in text_ir
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    assert "sch.storage_align(block=b0, buffer_index=0, axis=0, factor=16, offset=1)" in \
+        str(sch.trace)
+    replayed(sch, text)
+
+
+def test_storage_align_errors():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    d = sch.get_block("D")
+    with pytest.raises(ScheduleError, match=r"storage_align \(instruction 1\): only the stride of "
+                       "axis 0 .* can be padded, got axis 1"):
+        sch.storage_align(d, 0, 1, 16, 0)
+    with pytest.raises(ScheduleError, match="need factor >= 1 and 0 <= offset < factor"):
+        sch.storage_align(d, 0, 0, 16, 16)
+    with pytest.raises(ScheduleError, match="the result of block 'E' is a result of function"):
+        sch.storage_align(sch.get_block("E"), 0, 0, 16, 1)
+    sch.storage_align(d, 0, 0, 16, 1)
+    with pytest.raises(ScheduleError, match="the destination of block 'D' is not a fresh tensor"):
+        sch.set_scope(d, 0, "shared")

@@ -24,7 +24,7 @@ from mlir import ir
 from mlcir.ir import clone_module, find_first, make_context, parse
 
 from . import annotate, cache, compute_location, loops, sampling
-from . import (dataflow, layout, reduction, rewrites, sample_location, scope, tensorize,
+from . import (align, dataflow, layout, reduction, rewrites, sample_location, scope, tensorize,
                unit_loop)
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
@@ -33,7 +33,8 @@ from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, C
                           SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
 from .instruction import (ADD_UNIT_LOOP, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
-                          SAMPLE_COMPUTE_LOCATION, SET_SCOPE, TENSORIZE, TRANSFORM_LAYOUT)
+                          SAMPLE_COMPUTE_LOCATION, SET_SCOPE, STORAGE_ALIGN, TENSORIZE,
+                          TRANSFORM_LAYOUT)
 from .materialize import build_transform, materialize
 from .state import Block, KernelState, Loop, TileKnob, read_blocks
 from .trace import Trace
@@ -412,6 +413,17 @@ class Schedule:
             spec = scope.check(kernel, b.func, b.name, buffer_index, storage_scope)
             self._state.inlines.append((scope.KIND, b.func, spec))
         self._record(SET_SCOPE, [block, buffer_index, storage_scope], {}, [])
+
+    def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int,
+                      offset: int) -> None:
+        """Pad the stride of ``axis`` of the buffer ``block`` writes so that it is ``offset``
+        modulo ``factor`` (the second-to-last axis: its rows)."""
+        b = self._block(block, "storage_align")
+        with self._updating():
+            kernel = rewrites.rewritten(self._original, self._state.inlines)
+            spec = align.check(kernel, b.func, b.name, buffer_index, axis, factor, offset)
+            self._state.inlines.append((align.KIND, b.func, spec))
+        self._record(STORAGE_ALIGN, [block, buffer_index, axis, factor, offset], {}, [])
 
     # -- layout (layout.py) ------------------------------------------------------------------
     def transform_layout(self, block: BlockRV, buffer: tuple[str, int],

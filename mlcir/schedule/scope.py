@@ -30,20 +30,28 @@ def check(module: ir.Module, func_name: str, block: str, buffer_index: int, scop
                              f"{scope!r}")
     if buffer_index != 0:
         raise PrimitiveError(KIND, f"block '{block}' writes one buffer, no #{buffer_index}")
-    op = _find(module, func_name, block)
-    if op is None:
-        raise PrimitiveError(KIND, f"block '{block}' was made by the schedule (a cache stage or "
-                             "an rf block); caches take their scope from cache_read/cache_write")
-    if any(use.owner.name == "func.return" for use in op.results[0].uses):
-        raise PrimitiveError(KIND, f"the result of block '{block}' is a result of function "
-                             f"'{func_name}': its memory is the caller's")
-    if _empty(op) is None:
-        raise PrimitiveError(KIND, f"the destination of block '{block}' is not a fresh tensor "
-                             "(tensor.empty, or a fill of one)")
+    problem = result_problem(_find(module, func_name, block), func_name, block, KIND)
+    if problem:
+        raise PrimitiveError(KIND, problem)
     return json.dumps({"block": block, "scope": scope})
 
 
-def _empty(op: ir.Operation) -> ir.Operation | None:
+def result_problem(op: ir.Operation | None, func_name: str, block: str, prim: str) -> str | None:
+    """Why the buffer ``op`` (the block ``block``) writes cannot be given a memory of its own
+    (None when it can)."""
+    if op is None:
+        return (f"block '{block}' was made by the schedule (a cache stage or an rf block); "
+                "caches take their scope from cache_read/cache_write")
+    if any(use.owner.name == "func.return" for use in op.results[0].uses):
+        return (f"the result of block '{block}' is a result of function '{func_name}': its "
+                "memory is the caller's")
+    if fresh_destination(op) is None:
+        return (f"the destination of block '{block}' is not a fresh tensor (tensor.empty, or a "
+                f"fill of one{'' if prim == KIND else ', with no scope set'})")
+    return None
+
+
+def fresh_destination(op: ir.Operation) -> ir.Operation | None:
     """The ``tensor.empty`` (or ``alloc_tensor``, a scope set before) that is ``op``'s
     destination, directly or through a fill."""
     value = op.opview.outputs[0]
@@ -66,7 +74,7 @@ def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
     data = json.loads(spec_text)
     with module.context, ir.Location.unknown():
         op = _find(module, func_name, data["block"])
-        empty = _empty(op) if op is not None else None
+        empty = fresh_destination(op) if op is not None else None
         if empty is None:
             raise ScheduleError(f"{KIND}: no block '{data['block']}' with a fresh destination")
         space = SCOPES[data["scope"]]
