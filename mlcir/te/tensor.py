@@ -93,10 +93,11 @@ def compute(shape: Sequence[int] | int, fcompute: Callable[..., Any], name: str 
     finds (``sch.get_block(name)``)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     params = list(inspect.signature(fcompute).parameters.values())
-    if len(params) == 1 and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
+    if builtins.any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
         names = [f"i{d}" for d in range(len(shape))]
-    else:
-        names = [p.name for p in params]
+    else:  # the indices: positional parameters without a default
+        names = [p.name for p in params if p.default is p.empty and p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     if len(names) != len(shape):
         raise TEError(f"compute {name}: fcompute takes {len(names)} indices, the shape has "
                       f"{len(shape)} dimensions")
@@ -132,11 +133,10 @@ def _reducer(combiner: str) -> Callable[..., Expr]:
     def reduce(expr: Any, axis: IterVar | Sequence[IterVar] | Any = None,
                where: Any = None) -> Expr:
         if axis is None or isinstance(axis, (Expr, int, float)) and not isinstance(axis, IterVar):
-            if axis is None:
-                raise TEError(f"te.{combiner}: pass axis=[...] (reduction variables), or two "
-                              "values for the elementwise form")
-            if combiner == "sum":
-                return binary("add", expr, axis)
+            if axis is None or combiner == "sum":
+                raise TEError(f"te.{combiner}: pass axis=[...] (reduction variables)"
+                              + ("" if combiner == "sum" else ", or two values for the "
+                                 "elementwise form"))
             return binary(combiner, expr, axis)
         axes = [axis] if isinstance(axis, IterVar) else list(axis)
         for a in axes:

@@ -4,7 +4,7 @@ CPU schedule for a reduction, as in TVM's "Introduction to TOPI"."""
 from __future__ import annotations
 
 import builtins
-from typing import Sequence
+from typing import Callable, Sequence
 
 from mlcir.schedule import Schedule
 
@@ -29,10 +29,11 @@ def _element(t: Tensor | float, index: tuple[Expr, ...]) -> Expr:
     if not isinstance(t, Tensor):
         return as_expr(t)
     own = index[len(index) - t.ndim:]
-    return t[tuple(0 if n == 1 else i for i, n in zip(own, t.shape))] if t.ndim else t[()]
+    return t[tuple(0 if n == 1 else i for i, n in zip(own, t.shape))]
 
 
-def _broadcast(name: str, op, a: Tensor | float, b: Tensor | float) -> Tensor:
+def _broadcast(name: str, op: Callable[[Expr, Expr], Expr], a: Tensor | float,
+               b: Tensor | float) -> Tensor:
     shape = _broadcast_shape(getattr(a, "shape", ()), getattr(b, "shape", ()))
     return compute(shape, lambda *i: op(_element(a, i), _element(b, i)), name=name)
 
