@@ -53,6 +53,11 @@ def rfactor(state: KernelState, original: ir.Module, loop: Loop, factor_axis: in
                              f"(outer, inner) first; it has {len(levels)} level(s)")
     if any(len(state.loops[lid].parts) != 1 for lid in levels):
         raise PrimitiveError(prim, f"a level of the reduction of '{block.name}' is fused")
+    sizes = [state.loops[lid].extent for lid in levels]
+    if sizes[0] * sizes[1] != block.extents[dim]:
+        raise PrimitiveError(prim, f"the split {sizes} of the reduction of '{block.name}' "
+                             f"(extent {block.extents[dim]}) is not perfect: split_reduction "
+                             "reshapes the dimension exactly")
     for other in state.blocks.values():
         if other.inlined or other is block:
             continue
