@@ -435,3 +435,15 @@ def test_storage_align_errors():
     sch.storage_align(d, 0, 0, 16, 1)
     with pytest.raises(ScheduleError, match="the destination of block 'D' is not a fresh tensor"):
         sch.set_scope(d, 0, "shared")
+
+
+def test_after_transform_layout_the_producer_is_not_inlined_nor_computed_at_its_consumer():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))
+    assert sch.get_consumers(d) == []
+    with pytest.raises(ScheduleError, match="block 'D' has no consumer block"):
+        sch.compute_inline(d)
+    with pytest.raises(ScheduleError, match="block 'E' does not read block 'D'"):
+        sch.compute_at(d, sch.get_loops(e)[0])
