@@ -191,6 +191,8 @@ class _Compute:
         self.operands: list[tuple[Tensor, ir.AffineMap]] = []
         self.operand_of: dict[tuple[int, str], int] = {}
         self.read_operand: dict[int, int] = {}  # id(TensorRead) -> operand position
+        self.args: list[ir.Value] = []  # the generic's block arguments
+        self.cache: dict[int, ir.Value] = {}  # id(Expr) -> its value in the body
 
     # -- reads --------------------------------------------------------------------------
     def _classify(self, e: Expr, guarded: bool) -> None:
@@ -254,7 +256,6 @@ class _Compute:
                                                  for k in iterators]))
         block = op.regions[0].blocks[0]
         self.args = list(block.arguments)
-        self.cache: dict[int, ir.Value] = {}
         with ir.InsertionPoint(block):
             if isinstance(body, Reduce):
                 value = self._value(body.source)
