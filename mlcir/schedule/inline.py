@@ -16,7 +16,7 @@ from mlir.dialects import linalg
 from mlir.dialects.transform import structured
 
 from mlcir.dialects.loop import BLOCK_ATTR, is_linalg, iterator_kinds, tag_block
-from mlcir.transform import apply, match_attr, new_script
+from mlcir.transform import annotate, apply, match_attr, new_script
 
 from .errors import ScheduleError
 
@@ -95,7 +95,8 @@ def _generalized(module: ir.Module, op: ir.Operation) -> ir.Operation:
     op.attributes[marker] = ir.UnitAttr.get()
 
     def build(root: ir.Value) -> None:
-        structured.GeneralizeOp(match_attr(root, marker))
+        # Generalizing drops a named op's attributes (linalg.matmul's): mark the result again.
+        annotate(structured.GeneralizeOp(match_attr(root, marker)).transformed, marker)
 
     apply(module, new_script(build))
     found = []  # the op was replaced: find the generic by the marker

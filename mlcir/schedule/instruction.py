@@ -114,3 +114,15 @@ SAMPLE_CATEGORICAL = _kind("sample_categorical", ("candidates", "probs"), is_sam
 
 # Kinds that only look things up (Trace.simplified drops them when their outputs are unused).
 PURE_KINDS = {"get_block", "get_loops", "get_child_blocks"}
+
+# TensorIR primitives beyond the basics (docs/schedules.md, "More TensorIR primitives").
+GET_PRODUCERS = _kind("get_producers", ("block",), returns_list=True)
+GET_CONSUMERS = _kind("get_consumers", ("block",), returns_list=True)
+RFACTOR = _kind("rfactor", ("loop", "factor_axis"))
+ADD_UNIT_LOOP = _kind("add_unit_loop", ("block_or_loop",))
+SAMPLE_COMPUTE_LOCATION = _kind("sample_compute_location", ("block",), is_sampling=True)
+TRANSFORM_LAYOUT = _kind("transform_layout", ("block", "buffer", "index_map"))
+TENSORIZE = _kind("tensorize", ("block_or_loop", "tensor_intrin"))
+SET_SCOPE = _kind("set_scope", ("block", "buffer_index", "storage_scope"))
+STORAGE_ALIGN = _kind("storage_align", ("block", "buffer_index", "axis", "factor", "offset"))
+PURE_KINDS |= {"get_producers", "get_consumers"}

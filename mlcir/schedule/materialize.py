@@ -45,7 +45,8 @@ from mlcir.transform import TransformError, annotate, apply, match_attr, new_scr
 
 from .annotate import vector_tile_problem
 from .errors import ScheduleError
-from .inline import apply_inline
+from .rewrites import apply_rewrite
+from .reduction import emit_rfactors
 from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
                     folds_to_plain_dims)
 from .trace import Trace
@@ -114,6 +115,7 @@ class Emitter:
                                     op_attrs=ir.DictAttr.get({"sym_name": ir.StringAttr.get(func_name)})).result
             em = Emitted(fn)
             annotate(fn, SCHEDULED_ATTR)
+            emit_rfactors(self.state, func_name, fn)
             params: dict[int, ir.Value] = {}
             roots = [b for b in blocks if b.attach is None and not b.origin.get("kind")]
             for block in roots:
@@ -522,7 +524,7 @@ def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
     if INLINE_ATTR in script.operation.attributes:
         for entry in ir.ArrayAttr(script.operation.attributes[INLINE_ATTR]):
             kind, func_name, block = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
-            apply_inline(payload, kind, func_name, block)
+            apply_rewrite(payload, kind, func_name, block)
     apply(payload, script)
 
 

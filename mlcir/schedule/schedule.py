@@ -17,19 +17,24 @@ from __future__ import annotations
 import random
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from mlir import ir
 
 from mlcir.ir import clone_module, find_first, make_context, parse
 
 from . import annotate, cache, compute_location, loops, sampling
+from . import (align, dataflow, layout, reduction, rewrites, sample_location, scope, tensorize,
+               unit_loop)
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
                           DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_LOOPS,
                           PARALLEL, REORDER, REVERSE_COMPUTE_AT, REVERSE_COMPUTE_INLINE,
                           SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
+from .instruction import (ADD_UNIT_LOOP, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
+                          SAMPLE_COMPUTE_LOCATION, SET_SCOPE, STORAGE_ALIGN, TENSORIZE,
+                          TRANSFORM_LAYOUT)
 from .materialize import build_transform, materialize
 from .state import Block, KernelState, Loop, TileKnob, read_blocks
 from .trace import Trace
@@ -226,6 +231,20 @@ class Schedule:
         self._record(GET_CHILD_BLOCKS, [block_or_loop], {}, list(rvs))
         return rvs
 
+    def get_producers(self, block: BlockRV) -> list[BlockRV]:
+        """The blocks whose results ``block`` reads (a reduction's init block among them)."""
+        b = self._block(block, "get_producers")
+        rvs = [self._new(BlockRV, (p.func, p.name)) for p in dataflow.producers(self._state, b)]
+        self._record(GET_PRODUCERS, [block], {}, list(rvs))
+        return rvs
+
+    def get_consumers(self, block: BlockRV) -> list[BlockRV]:
+        """The blocks that read ``block``'s result."""
+        b = self._block(block, "get_consumers")
+        rvs = [self._new(BlockRV, (c.func, c.name)) for c in dataflow.consumers(self._state, b)]
+        self._record(GET_CONSUMERS, [block], {}, list(rvs))
+        return rvs
+
     # -- loops (loops.py) --------------------------------------------------------------------
     def split(self, loop: LoopRV, factors: Sequence[int | ExprRV | None]) -> list[LoopRV]:
         """Split ``loop`` into ``len(factors)`` nested loops (outer first); one factor may be
@@ -349,6 +368,74 @@ class Schedule:
             compute_location.reverse_compute_inline(self._state, self._original, b)
         self._record(REVERSE_COMPUTE_INLINE, [block], {}, [])
 
+    def add_unit_loop(self, block_or_loop: BlockRV | LoopRV) -> LoopRV:
+        """A new loop of one iteration right above ``block_or_loop`` (above the outermost
+        loop of a block's own nest); returns it."""
+        target = self._block_or_loop(block_or_loop, "add_unit_loop")
+        with self._updating():
+            loop_id = unit_loop.add_unit_loop(self._state, target)
+        rv = self._new(LoopRV, loop_id)
+        self._record(ADD_UNIT_LOOP, [block_or_loop], {}, [rv])
+        return rv
+
+    # -- reduction (reduction.py) ------------------------------------------------------------
+    def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
+        """Factor the reduction over ``loop``, one level of the block's split reduction
+        dimension: a new block ``<C>_rf`` reduces over the other level and keeps ``loop`` as
+        the spatial dimension ``factor_axis`` of its result; the block ``C`` then reduces that
+        result over ``loop`` (TVM's rfactor). Returns the rf block."""
+        target = self._loop(loop, "rfactor")
+        with self._updating():
+            rf = reduction.rfactor(self._state, self._original, target, factor_axis)
+        rv = self._new(BlockRV, (rf.func, rf.name))
+        self._record(RFACTOR, [loop, factor_axis], {}, [rv])
+        return rv
+
+    def tensorize(self, block_or_loop: BlockRV | LoopRV, tensor_intrin: str) -> None:
+        """Compute the tile under a loop (or a block's whole nest) with the registered tensor
+        intrinsic ``tensor_intrin`` (``mlcir.schedule.register_intrin``), which must describe
+        exactly what the tile computes."""
+        target = self._block_or_loop(block_or_loop, "tensorize")
+        if isinstance(target, Block):
+            if not target.order:
+                raise self._error("tensorize", f"block '{target.name}' has no loop")
+            target = self._state.loops[target.order[0]]
+        with self._updating():
+            tensorize.tensorize(self._state, self._original, target, tensor_intrin)
+        self._record(TENSORIZE, [block_or_loop, tensor_intrin], {}, [])
+
+    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
+        """Write ``block``'s result to a buffer of its own in ``storage_scope`` (``global``,
+        ``local``, or ``shared``: GPU workgroup memory)."""
+        b = self._block(block, "set_scope")
+        with self._updating():
+            kernel = rewrites.rewritten(self._original, self._state.inlines)
+            spec = scope.check(kernel, b.func, b.name, buffer_index, storage_scope)
+            self._state.inlines.append((scope.KIND, b.func, spec))
+        self._record(SET_SCOPE, [block, buffer_index, storage_scope], {}, [])
+
+    def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int,
+                      offset: int) -> None:
+        """Pad the stride of ``axis`` of the buffer ``block`` writes so that it is ``offset``
+        modulo ``factor`` (the second-to-last axis: its rows)."""
+        b = self._block(block, "storage_align")
+        with self._updating():
+            kernel = rewrites.rewritten(self._original, self._state.inlines)
+            spec = align.check(kernel, b.func, b.name, buffer_index, axis, factor, offset)
+            self._state.inlines.append((align.KIND, b.func, spec))
+        self._record(STORAGE_ALIGN, [block, buffer_index, axis, factor, offset], {}, [])
+
+    # -- layout (layout.py) ------------------------------------------------------------------
+    def transform_layout(self, block: BlockRV, buffer: tuple[str, int],
+                         index_map: Callable[..., Any] | str) -> None:
+        """Store the tensor ``buffer`` of ``block`` (``("write", 0)`` or ``("read", i)``, a
+        tensor written by a block) in the layout ``index_map`` gives, a permutation or packing
+        such as ``lambda i, j: (i // 4, j, i % 4)`` (TVM's transform_layout)."""
+        b = self._block(block, "transform_layout")
+        with self._updating():
+            text = layout.transform_layout(self._state, self._original, b, buffer, index_map)
+        self._record(TRANSFORM_LAYOUT, [block, list(buffer), text], {}, [])
+
     # -- cache (cache.py) --------------------------------------------------------------------
     def cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str) -> BlockRV:
         """Stage input ``read_buffer_index`` of ``block`` in a buffer of ``storage_scope``
@@ -397,6 +484,17 @@ class Schedule:
             index = sampling.sample_categorical(self._rng, candidates, probs, decision)
         rv = self._new(ExprRV, candidates[index])
         self._record(SAMPLE_CATEGORICAL, [list(candidates), list(probs)], {}, [rv], index)
+        return rv
+
+    def sample_compute_location(self, block: BlockRV, decision: int | None = None) -> LoopRV:
+        """A loop of ``block``'s consumer where ``compute_at(block, loop)`` is legal, drawn at
+        random or given as ``decision`` (its index among those loops, outermost first)."""
+        b = self._block(block, "sample_compute_location")
+        with self._updating():
+            index, loop_id = sample_location.sample_compute_location(self._state, self._rng, b,
+                                                                     decision)
+        rv = self._new(LoopRV, loop_id)
+        self._record(SAMPLE_COMPUTE_LOCATION, [block], {}, [rv], index)
         return rv
 
     # -- results -----------------------------------------------------------------------------

@@ -1,0 +1,323 @@
+"""The rewrite behind ``transform_layout`` (TVM's): the tensor a block writes stored in another
+layout, given as an index map ``lambda i, j: (i // 4, j, i % 4)``.
+
+Supported maps are permutations and packings of the dimensions: each result is a dimension
+``d``, ``d // c`` or ``d % c``, and a dimension appears either once plainly or once as the pair
+``d // c``, ``d % c`` (``c`` dividing its extent) — the layouts TVM's guides pack with
+(``NCHW -> NCHW4c``, blocked weights). They are bijections, and their inverses are linear
+(``d = c * a + b``), which is how the rewrite keeps every op tileable:
+
+- the producer is re-expressed over the new layout's dimensions (its own loops become the
+  layout's, fresh: it must be unscheduled), reading its inputs through the inverse map and
+  writing its result plainly;
+- each consumer reads the new tensor with ``tensor.extract`` at the mapped indices (an
+  indexing map through ``//`` and ``%`` is tiled with wrong slice sizes upstream whenever the
+  tile does not divide ``c`` or ``c`` the tile). Its loops are unchanged.
+
+There is no transform op for it (upstream has only ``structured.pack``, tiled layouts of all
+of an op's operands at once), so it is a rewrite of the loop-level IR applied before the
+transform script, recorded in the transform module like the inlines (``mlcir.inline``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from mlir import ir
+from mlir.dialects import affine, linalg, tensor
+
+from mlcir.dialects.loop import BLOCK_ATTR, is_linalg, tag_block
+
+from .errors import PrimitiveError, ScheduleError
+from .inline import _find, _generalized
+
+KIND = "transform_layout"
+
+
+# -- the index map -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LayoutResult:
+    """One result of the index map: dimension ``dim`` (``op``: "", "//" or "%") by ``c``."""
+
+    dim: int
+    op: str = ""
+    c: int = 1
+
+
+class _Sym:
+    """What the index map's lambda is called with: records ``d``, ``d // c``, ``d % c``."""
+
+    def __init__(self, result: LayoutResult):
+        self.result = result
+
+    def __floordiv__(self, c: Any) -> "_Sym":
+        return self._with("//", c)
+
+    def __mod__(self, c: Any) -> "_Sym":
+        return self._with("%", c)
+
+    def _with(self, op: str, c: Any) -> "_Sym":
+        if self.result.op or not isinstance(c, int) or c < 1:
+            raise PrimitiveError(KIND, "index map results must be d, d // c or d % c with a "
+                                 "positive integer c")
+        return _Sym(LayoutResult(self.result.dim, op, c))
+
+    def __getattr__(self, name: str) -> Any:
+        raise PrimitiveError(KIND, "index map results must be d, d // c or d % c (a "
+                             "permutation or a packing of the dimensions)")
+
+    def __add__(self, other: Any) -> Any:
+        return self.__getattr__("add")
+
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __add__
+
+
+def parse_index_map(index_map: Callable[..., Any] | str, rank: int) -> tuple[list[str], list[LayoutResult]]:
+    """The map's parameter names and results, from a lambda or its printed form."""
+    if isinstance(index_map, str):
+        return _parse_text(index_map)
+    names = list(inspect.signature(index_map).parameters)
+    if len(names) != rank:
+        raise PrimitiveError(KIND, f"the index map takes {len(names)} indices, the tensor has "
+                             f"{rank} dimensions")
+    out = index_map(*[_Sym(LayoutResult(d)) for d in range(rank)])
+    out = out if isinstance(out, (tuple, list)) else (out,)
+    if not all(isinstance(r, _Sym) for r in out):
+        raise PrimitiveError(KIND, "index map results must be d, d // c or d % c")
+    return names, [r.result for r in out]
+
+
+def _parse_text(text: str) -> tuple[list[str], list[LayoutResult]]:
+    match = re.fullmatch(r"\s*lambda\s+([\w\s,]*):\s*\((.*)\)\s*", text)
+    if not match:
+        raise PrimitiveError(KIND, f"not an index map: {text!r}")
+    names = [n.strip() for n in match.group(1).split(",") if n.strip()]
+    results = []
+    for item in [s.strip() for s in match.group(2).split(",") if s.strip()]:
+        m = re.fullmatch(r"(\w+)(?:\s*(//|%)\s*(\d+))?", item)
+        if not m or m.group(1) not in names:
+            raise PrimitiveError(KIND, f"index map result {item!r} is not d, d // c or d % c")
+        results.append(LayoutResult(names.index(m.group(1)), m.group(2) or "",
+                                    int(m.group(3) or 1)))
+    return names, results
+
+
+def index_map_text(names: list[str], results: list[LayoutResult]) -> str:
+    """The map as the lambda a trace prints: ``lambda i, j: (i // 4, j, i % 4)``."""
+    shown = [names[r.dim] + (f" {r.op} {r.c}" if r.op else "") for r in results]
+    return f"lambda {', '.join(names)}: ({', '.join(shown)}{',' if len(shown) == 1 else ''})"
+
+
+def check_layout(shape: list[int], results: list[LayoutResult]) -> list[int]:
+    """The new shape; raises unless the map is a permutation or packing of ``shape``."""
+    by_dim: dict[int, list[LayoutResult]] = {}
+    for r in results:
+        if not 0 <= r.dim < len(shape):
+            raise PrimitiveError(KIND, f"index map result uses dimension {r.dim}")
+        by_dim.setdefault(r.dim, []).append(r)
+    new_shape = []
+    for r in results:
+        parts = by_dim[r.dim]
+        extent = shape[r.dim]
+        if len(parts) == 1 and parts[0].op == "":
+            new_shape.append(extent)
+        elif len(parts) == 2 and {p.op for p in parts} == {"//", "%"} and parts[0].c == parts[1].c:
+            if extent % r.c:
+                raise PrimitiveError(KIND, f"{r.c} does not divide dimension {r.dim} (extent "
+                                     f"{extent}): the layout would need padding")
+            new_shape.append(extent // r.c if r.op == "//" else r.c)
+        else:
+            raise PrimitiveError(KIND, f"dimension {r.dim} must appear once plainly or as the "
+                                 "pair d // c, d % c (a permutation or packing)")
+    missing = [d for d in range(len(shape)) if d not in by_dim]
+    if missing:
+        raise PrimitiveError(KIND, f"dimension(s) {missing} are missing from the index map "
+                             "(it would not be a bijection)")
+    return new_shape
+
+
+# -- the rewrite -----------------------------------------------------------------------------
+def spec(block: str, names: list[str], results: list[LayoutResult]) -> str:
+    return json.dumps({"block": block, "map": index_map_text(names, results)})
+
+
+def apply_layout(module: ir.Module, func_name: str, spec_text: str) -> None:
+    """Apply one recorded ``transform_layout`` to ``module`` (see the module docstring)."""
+    with module.context, ir.Location.unknown():
+        _apply(module, func_name, json.loads(spec_text))
+
+
+def _apply(module: ir.Module, func_name: str, data: dict[str, str]) -> None:
+    names, results = _parse_text(data["map"])
+    producer = _find(module, func_name, data["block"])
+    if producer is None:
+        raise ScheduleError(f"{KIND}: no block '{data['block']}' in function '{func_name}'")
+    producer = _generalized(module, producer)
+    old_type = ir.RankedTensorType(producer.results[0].type)
+    shape = list(old_type.shape)
+    new_shape = check_layout(shape, results)
+    new_type = ir.RankedTensorType.get(new_shape, old_type.element_type)
+    consumers = [use.owner for use in producer.results[0].uses]
+    old_init = producer.opview.outputs[0].owner
+    with producer.location:
+        new_producer = _relayout_producer(producer, results, shape, new_type)
+    for consumer in dict.fromkeys(consumers):
+        consumer = _generalized(module, consumer) if consumer.name != "linalg.generic" else consumer
+        with consumer.location:
+            _read_by_extract(consumer, producer.results[0], new_producer.results[0], results)
+    producer.erase()
+    # The old destination (a fill keeps its block name: it must not stay as a second one).
+    while not isinstance(old_init, ir.Block) and not any(True for r in old_init.results
+                                                         for _ in r.uses):
+        operands = list(old_init.operands)
+        old_init.erase()
+        if not operands or isinstance(operands[-1].owner, ir.Block):
+            break
+        old_init = operands[-1].owner
+
+
+def _inverse(results: list[LayoutResult], shape: list[int]) -> list[ir.AffineExpr]:
+    """Each old tensor dimension as an expression of the new layout's dims (d0…)."""
+    exprs: list[ir.AffineExpr | None] = [None] * len(shape)
+    for position, r in enumerate(results):
+        here = ir.AffineDimExpr.get(position)
+        if r.op == "":
+            exprs[r.dim] = here
+        elif r.op == "//":
+            inner = next(i for i, x in enumerate(results) if x.dim == r.dim and x.op == "%")
+            exprs[r.dim] = here * r.c + ir.AffineDimExpr.get(inner)
+    return exprs
+
+
+def _relayout_producer(op: ir.Operation, results: list[LayoutResult], shape: list[int],
+                       new_type: ir.Type) -> ir.Operation:
+    maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
+    out_map = maps[-1]
+    iterators = list(ir.ArrayAttr(op.attributes["iterator_types"]))
+    n_old = out_map.n_dims
+    reductions = [d for d in range(n_old) if "reduction" in str(iterators[d])]
+    n_new = len(results)
+    inverse = _inverse(results, shape)
+    # Each old iteration dim as an expression of the new ones: a spatial dim through the
+    # inverse of the tensor axis it writes, a reduction dim as one of the trailing dims.
+    substitution: list[ir.AffineExpr] = [ir.AffineConstantExpr.get(0)] * n_old
+    for axis, expr in enumerate(out_map.results):
+        substitution[ir.AffineDimExpr(expr).position] = inverse[axis]
+    for k, d in enumerate(reductions):
+        substitution[d] = ir.AffineDimExpr.get(n_new + k)
+    n_dims = n_new + len(reductions)
+    sub_map = ir.AffineMap.get(n_dims, 0, substitution)
+    new_maps = [ir.AffineMap.get(n_dims, 0, [e.compose(sub_map) for e in m.results])
+                for m in maps[:-1]]
+    new_maps.append(ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(d) for d in range(n_new)]))
+    init = _new_init(op.opview.outputs[0], new_type)
+    new_iterators = ir.ArrayAttr.get(
+        [ir.Attribute.parse("#linalg.iterator_type<parallel>")] * n_new
+        + [ir.Attribute.parse("#linalg.iterator_type<reduction>")] * len(reductions))
+    with ir.InsertionPoint(op):
+        new = linalg.GenericOp_(list(op.opview.inputs), [init], new_maps, new_iterators)
+    body = op.regions[0].blocks[0]
+    if any(o.operation.name == "linalg.index" for o in body.operations):
+        raise ScheduleError(f"{KIND}: block reads its loop indices (linalg.index)")
+    new_body = new.regions[0].blocks[0]
+    mapping = dict(zip(body.arguments, new_body.arguments))
+    for inner in body.operations:
+        with ir.InsertionPoint(new_body):
+            clone = inner.operation.clone()
+        for i, v in enumerate(inner.operation.operands):
+            if v in mapping:
+                clone.operands[i] = mapping[v]
+        for old, res in zip(inner.operation.results, clone.results):
+            mapping[old] = res
+    tag_block(new.operation, ir.StringAttr(op.attributes[BLOCK_ATTR]))
+    return new.operation
+
+
+def _new_init(value: ir.Value, new_type: ir.RankedTensorType) -> ir.Value:
+    """The producer's destination in the new layout: a new ``tensor.empty``, filled as the
+    old one was (the fill keeps its block name)."""
+    owner = value.owner
+    owner = owner.operation if hasattr(owner, "operation") else owner
+    with ir.InsertionPoint(owner):
+        if owner.name == "tensor.empty":
+            return tensor.EmptyOp(new_type.shape, new_type.element_type).result
+        if owner.name == "linalg.fill":
+            empty = tensor.EmptyOp(new_type.shape, new_type.element_type).result
+            filled = linalg.fill(owner.operands[0], outs=[empty])
+            tag_block(filled.owner, ir.StringAttr(owner.attributes[BLOCK_ATTR]))
+            return filled
+    raise ScheduleError(f"{KIND}: the destination of the block is made by '{owner.name}', not "
+                        "tensor.empty or a fill of one")
+
+
+def _read_by_extract(consumer: ir.Operation, old: ir.Value, new: ir.Value,
+                     results: list[LayoutResult]) -> None:
+    """Replace ``consumer``'s operand(s) reading ``old`` by ``tensor.extract`` of ``new`` at
+    the mapped indices, in its body."""
+    inputs = list(consumer.opview.inputs)
+    outputs = list(consumer.opview.outputs)
+    maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(consumer)]
+    reads = [i for i, v in enumerate(inputs) if v == old]
+    if any(v == old for v in outputs):
+        raise ScheduleError(f"{KIND}: a consumer writes into the tensor")
+    keep = [i for i in range(len(inputs)) if i not in reads]
+    n_dims = maps[0].n_dims
+    with ir.InsertionPoint(consumer):
+        new_op = linalg.GenericOp_([inputs[i] for i in keep], outputs,
+                                   [maps[i] for i in keep] + maps[len(inputs):],
+                                   consumer.attributes["iterator_types"])
+    body = consumer.regions[0].blocks[0]
+    new_body = new_op.regions[0].blocks[0]
+    mapping: dict = {}
+    for new_pos, i in enumerate(keep):
+        mapping[body.arguments[i]] = new_body.arguments[new_pos]
+    for j in range(len(outputs)):
+        mapping[body.arguments[len(inputs) + j]] = new_body.arguments[len(keep) + j]
+    with ir.InsertionPoint(new_body):
+        indices = [linalg.IndexOp(d).result for d in range(n_dims)]
+        for i in reads:
+            read = maps[i].results
+            coords = []
+            for r in results:
+                expr = read[r.dim]
+                if r.op == "//":
+                    expr = ir.AffineExpr.get_floor_div(expr, r.c)
+                elif r.op == "%":
+                    expr = ir.AffineExpr.get_mod(expr, r.c)
+                coords.append(affine.apply(ir.AffineMap.get(n_dims, 0, [expr]), indices))
+            mapping[body.arguments[i]] = tensor.extract(new, coords)
+    for inner in body.operations:
+        with ir.InsertionPoint(new_body):
+            clone = inner.operation.clone()
+        for i, v in enumerate(inner.operation.operands):
+            if v in mapping:
+                clone.operands[i] = mapping[v]
+        for old_result, res in zip(inner.operation.results, clone.results):
+            mapping[old_result] = res
+    for attr in (BLOCK_ATTR, "loop.iterators"):
+        if attr in consumer.attributes:
+            new_op.operation.attributes[attr] = consumer.attributes[attr]
+    for old_result, res in zip(consumer.results, new_op.results):
+        old_result.replace_all_uses_with(res)
+    consumer.erase()
+
+
+def producer_problem(module: ir.Module, func_name: str, block: str) -> str | None:
+    """Why the tensor ``block`` writes cannot change layout (None when it can)."""
+    op = _find(module, func_name, block)
+    if op is None:
+        return f"block '{block}' is not in the kernel as given (a block the schedule made)"
+    if not is_linalg(op) or len(op.results) != 1:
+        return f"block '{block}' must be a single-result linalg op"
+    for use in op.results[0].uses:
+        owner = use.owner
+        if owner.name == "func.return":
+            return (f"the tensor block '{block}' writes is a result of function '{func_name}': "
+                    "its layout is the function's signature")
+        if not is_linalg(owner):
+            return f"the tensor block '{block}' writes is used by '{owner.name}', not a block"
+    return None

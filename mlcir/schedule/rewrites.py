@@ -1,0 +1,38 @@
+"""The recorded rewrites of a schedule (``KernelState.inlines``: inlines, layout, scope and
+stride changes),
+applied to the loop-level IR before its transform script, since no transform op does them."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from mlcir.ir import clone_module
+
+from .align import KIND as ALIGN, apply_align
+from .inline import apply_inline
+from .relayout import KIND as LAYOUT, apply_layout
+from .scope import KIND as SCOPE, apply_scope
+
+
+def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str) -> None:
+    """Apply one recorded rewrite: an inline of block ``arg``, or a layout, scope or stride
+    change
+    (``arg`` is its specification)."""
+    if kind == LAYOUT:
+        apply_layout(module, func_name, arg)
+    elif kind == SCOPE:
+        apply_scope(module, func_name, arg)
+    elif kind == ALIGN:
+        apply_align(module, func_name, arg)
+    else:
+        apply_inline(module, kind, func_name, arg)
+
+
+def rewritten(original: ir.Module, rewrites: list[tuple[str, str, str]]) -> ir.Module:
+    """A copy of ``original`` with ``rewrites`` applied: the IR a schedule's transform script
+    will see (primitives read new blocks and check legality on it)."""
+    with original.context, ir.Location.unknown():
+        module = clone_module(original)
+        for entry in rewrites:
+            apply_rewrite(module, *entry)
+    return module

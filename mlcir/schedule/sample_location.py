@@ -1,0 +1,46 @@
+"""``sample_compute_location`` (TVM's): a loop of a block's consumer at which ``compute_at``
+of the block is legal, drawn at random or given by the decision (an index into those loops,
+outermost first). Legality is ``compute_at``'s own check, tried on a copy of the state."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+from .compute_location import compute_at
+from .errors import PrimitiveError
+from .state import Block, KernelState
+
+
+def candidates(state: KernelState, block: Block) -> list[int]:
+    """The loops (ids) of ``block``'s consumer, outermost first, where compute_at is legal."""
+    consumers = {c.name for c, _ in state.consumers(block)}
+    if len(consumers) != 1:
+        return []
+    consumer = state.blocks[(block.func, consumers.pop())]
+    out = []
+    for loop_id in state.enclosing(consumer):
+        trial = copy.deepcopy(state)
+        try:
+            compute_at(trial, trial.blocks[(block.func, block.name)], trial.loops[loop_id])
+        except PrimitiveError:
+            continue
+        out.append(loop_id)
+    return out
+
+
+def sample_compute_location(state: KernelState, rng: random.Random, block: Block,
+                            decision: int | None) -> tuple[int, int]:
+    """``(decision, loop id)``: a legal location of ``block``, drawn or given."""
+    prim = "sample_compute_location"
+    loops = candidates(state, block)
+    if not loops:
+        raise PrimitiveError(prim, f"block '{block.name}' has no loop it can be computed at "
+                             "(compute_at needs one consumer, and a loop of its nest that "
+                             "passes compute_at's checks)")
+    if decision is None:
+        decision = rng.randrange(len(loops))
+    if not isinstance(decision, int) or not 0 <= decision < len(loops):
+        raise PrimitiveError(prim, f"decision {decision!r} is not an index of the "
+                             f"{len(loops)} candidate loops")
+    return decision, loops[decision]

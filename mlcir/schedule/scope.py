@@ -1,0 +1,90 @@
+"""``set_scope`` (TVM's): the memory a block writes its result to.
+
+On tensors a block's result lives in whatever buffer bufferization gives its destination; the
+scope is set by making that destination an explicit ``bufferization.alloc_tensor`` in the
+scope's memory space (``shared``: ``#gpu.address_space<workgroup>``; ``global`` and ``local``:
+the default space, a buffer of its own). No transform op makes a destination an allocation,
+so this is a rewrite of the loop-level IR applied before the transform script, recorded like
+the inlines. The destination must be fresh (``tensor.empty``, or a fill of one) and the
+result must not be the function's (its memory is the caller's).
+"""
+
+from __future__ import annotations
+
+import json
+
+from mlir import ir
+from mlir.dialects import bufferization
+
+from .errors import PrimitiveError, ScheduleError
+from .inline import _find
+
+KIND = "set_scope"
+SCOPES = {"global": None, "local": None, "shared": "#gpu.address_space<workgroup>"}
+
+
+def check(module: ir.Module, func_name: str, block: str, buffer_index: int, scope: str) -> str:
+    """The rewrite's specification; raises why the scope cannot be set."""
+    if scope not in SCOPES:
+        raise PrimitiveError(KIND, f"storage_scope must be one of {', '.join(SCOPES)}, got "
+                             f"{scope!r}")
+    if buffer_index != 0:
+        raise PrimitiveError(KIND, f"block '{block}' writes one buffer, no #{buffer_index}")
+    problem = result_problem(_find(module, func_name, block), func_name, block, KIND)
+    if problem:
+        raise PrimitiveError(KIND, problem)
+    return json.dumps({"block": block, "scope": scope})
+
+
+def result_problem(op: ir.Operation | None, func_name: str, block: str, prim: str) -> str | None:
+    """Why the buffer ``op`` (the block ``block``) writes cannot be given a memory of its own
+    (None when it can)."""
+    if op is None:
+        return (f"block '{block}' was made by the schedule (a cache stage or an rf block); "
+                "caches take their scope from cache_read/cache_write")
+    if any(use.owner.name == "func.return" for use in op.results[0].uses):
+        return (f"the result of block '{block}' is a result of function '{func_name}': its "
+                "memory is the caller's")
+    if fresh_destination(op) is None:
+        return (f"the destination of block '{block}' is not a fresh tensor (tensor.empty, or a "
+                f"fill of one{'' if prim == KIND else ', with no scope set'})")
+    return None
+
+
+def fresh_destination(op: ir.Operation) -> ir.Operation | None:
+    """The ``tensor.empty`` (or ``alloc_tensor``, a scope set before) that is ``op``'s
+    destination, directly or through a fill."""
+    value = op.opview.outputs[0]
+    for _ in range(2):
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return None
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        if owner.name in ("tensor.empty", "bufferization.alloc_tensor"):
+            return owner
+        if owner.name != "linalg.fill":
+            return None
+        value = owner.opview.outputs[0]
+    return None
+
+
+def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
+    """Apply one recorded ``set_scope``: the destination becomes an ``alloc_tensor`` of the
+    scope's memory space (its own, not shared with another block's)."""
+    data = json.loads(spec_text)
+    with module.context, ir.Location.unknown():
+        op = _find(module, func_name, data["block"])
+        empty = fresh_destination(op) if op is not None else None
+        if empty is None:
+            raise ScheduleError(f"{KIND}: no block '{data['block']}' with a fresh destination")
+        space = SCOPES[data["scope"]]
+        with ir.InsertionPoint(empty):
+            alloc = bufferization.AllocTensorOp(
+                empty.results[0].type, [], memory_space=ir.Attribute.parse(space) if space else None)
+        user = op if op.opview.outputs[0].owner == empty else op.opview.outputs[0].owner
+        user = user.operation if hasattr(user, "operation") else user
+        for i, operand in enumerate(user.operands):
+            if operand == empty.results[0]:
+                user.operands[i] = alloc.result
+        if not any(True for _ in empty.results[0].uses):
+            empty.erase()

@@ -1,0 +1,449 @@
+"""TensorIR primitives beyond the basics (issue 18): rfactor, get_producers / get_consumers,
+add_unit_loop, sample_compute_location. Results against numpy, errors by type and message,
+each in traces (Python and JSON) and replayed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlcir
+from mlcir import te
+from mlcir.schedule import ScheduleError, Trace
+from mlcir.testing import kernels
+
+
+def replayed(sch: mlcir.Schedule, kernel) -> mlcir.Schedule:
+    """``sch``'s trace through JSON onto a fresh schedule; the same Python and the same IR."""
+    again = mlcir.Schedule(kernel, trace=Trace.from_json(sch.trace.to_json_string()))
+    assert str(again.trace) == str(sch.trace)
+    assert str(again.mod) == str(sch.mod)
+    return again
+
+
+# -- rfactor ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("level", [0, 1])
+@pytest.mark.parametrize("factor_axis", [0, 1, 2])
+def test_rfactor_of_a_matmul_either_level_any_axis(level, factor_axis):
+    text, reference = kernels.matmul(8, 16, 32)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    _, _, k = sch.get_loops(c)
+    levels = sch.split(k, [None, 4])
+    rf = sch.rfactor(levels[level], factor_axis)
+    assert sch.get(rf) == "C_rf"
+    # The rf block keeps the factored loop as a spatial loop; C reduces over it.
+    kinds = [sch.get(loop).kind for loop in sch.get_loops(rf)]
+    assert kinds.count("reduction") == 1 and len(kinds) == 4
+    assert [sch.get(loop).kind for loop in sch.get_loops(c)].count("reduction") == 1
+    a, b = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b), reference(a, b), rtol=1e-4,
+                               atol=1e-4)
+    assert f"rfactor(loop=l{4 + level}, factor_axis={factor_axis})" in str(sch.trace)
+    replayed(sch, text)
+    script = str(sch.as_transform())
+    assert "transform.structured.split_reduction" in script
+    assert ("inner_parallel" in script) == (level == 1)
+
+
+def test_rfactor_then_schedule_the_rf_block_tvm_style():
+    """A row sum as TVM's rfactor tutorial: k split by 16, the inner level factored out and
+    vectorized in the rf block, the rows in parallel; the write-back reduces the 16 lanes."""
+    text, reference = kernels.row_sum(64, 256)
+    sch = mlcir.Schedule(text)
+    s = sch.get_block("S")
+    i, k = sch.get_loops(s)
+    ko, ki = sch.split(k, [None, 16])
+    rf = sch.rfactor(ki, factor_axis=1)
+    ri, rko, rki = sch.get_loops(rf)
+    assert [sch.get(loop).extent for loop in (ri, rko, rki)] == [64, 16, 16]
+    sch.reorder(ri, rko, rki)
+    sch.parallel(ri)
+    sch.vectorize(rki)
+    sch.decompose_reduction(rf, rko)
+    x = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(x), reference(x), rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+    assert "vector" in str(sch.mod)
+
+
+def test_rfactor_of_a_te_kernel():
+    n = 1024
+    A = te.placeholder((n,), name="A")
+    k = te.reduce_axis((0, n), "k")
+    total = te.compute((), lambda: te.sum(A[k] * A[k], axis=k), name="total")
+    kernel = te.create_prim_func([A, total])
+    sch = mlcir.Schedule(kernel)
+    (loop,) = sch.get_loops(sch.get_block("total"))
+    _, inner = sch.split(loop, [None, 32])
+    rf = sch.rfactor(inner)
+    sch.vectorize(sch.get_loops(rf)[0])
+    a = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a), np.dot(a, a), rtol=1e-4)
+
+
+def test_rfactor_errors_name_the_instruction():
+    text, _ = kernels.matmul(8, 16, 32)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, _, k = sch.get_loops(c)
+    with pytest.raises(ScheduleError, match=r"rfactor \(instruction 2\): loop i of block 'C' is "
+                       "not a reduction loop"):
+        sch.rfactor(i)
+    with pytest.raises(ScheduleError, match="split the reduction loop of block 'C' in two"):
+        sch.rfactor(k)
+    ko, ki = sch.split(k, [None, 4])
+    with pytest.raises(ScheduleError, match=r"factor_axis 3 is not a position of the "
+                       r"3-dimensional intermediate \(0..2\)"):
+        sch.rfactor(ki, 3)
+    sch.rfactor(ki)
+    with pytest.raises(ScheduleError, match="block 'C_rf' is a cache stage, an rf block"):
+        sch.rfactor(ko)
+    conv, _ = kernels.conv2d()
+    sch = mlcir.Schedule(conv)
+    loops = sch.get_loops(sch.get_block("conv"))
+    with pytest.raises(ScheduleError, match="block 'conv' has 3 reduction dimensions"):
+        sch.rfactor(loops[4])
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    ko, ki = sch.split(k, [None, 4])
+    sch.decompose_reduction(c, ko)
+    with pytest.raises(ScheduleError, match="block 'C_init' is computed at a loop of 'C': "
+                       "rfactor before"):
+        sch.rfactor(ki)
+
+
+def test_rfactor_refuses_a_combiner_upstream_does_not_recognise():
+    A = te.placeholder((64,), name="A")
+    k = te.reduce_axis((0, 64), "k")
+    # sum of squares minus the accumulator: not one combiner op on the accumulator.
+    odd = te.compute((1,), lambda _: te.sum(A[k], axis=k), name="odd")
+    kernel = te.create_prim_func([A, odd])
+    text = str(kernel).replace("arith.addf %out", "arith.subf %out")
+    sch = mlcir.Schedule(text)
+    (_, loop) = sch.get_loops(sch.get_block("odd"))
+    _, inner = sch.split(loop, [None, 8])
+    with pytest.raises(ScheduleError, match=r"rfactor \(instruction \d+\): upstream "
+                       "split_reduction cannot factor block 'odd'"):
+        sch.rfactor(inner)
+
+
+# -- get_producers / get_consumers ------------------------------------------------------------
+
+def test_producers_and_consumers_follow_the_dataflow_and_inlining():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    c, d, e = (sch.get_block(n) for n in "CDE")
+    assert [sch.get(b) for b in sch.get_producers(c)] == ["C_init"]
+    assert [sch.get(b) for b in sch.get_consumers(c)] == ["D"]
+    assert [sch.get(b) for b in sch.get_producers(e)] == ["D"]
+    assert sch.get_consumers(e) == []
+    sch.compute_inline(d)
+    assert [sch.get(b) for b in sch.get_producers(e)] == ["C"]
+    assert [sch.get(b) for b in sch.get_consumers(c)] == ["E"]
+    with pytest.raises(ScheduleError, match=r"get_producers \(instruction \d+\): block 'D' was "
+                       "inlined"):
+        sch.get_producers(d)
+    python = str(sch.trace)
+    assert "b3, = sch.get_producers(block=b0)" in python
+    assert "sch.get_consumers(block=b2)\n" in python and "b7, = sch.get_consumers(block=b0)" in python
+    replayed(sch, text)
+    assert "get_producers" not in str(sch.trace.simplified())
+
+
+# -- add_unit_loop ---------------------------------------------------------------------------
+
+def test_add_unit_loop_above_a_loop_and_a_block():
+    text, reference = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    unit = sch.add_unit_loop(j)
+    assert sch.get(unit).extent == 1
+    loops = sch.get_loops(c)
+    assert [sch.get(loop).extent for loop in loops] == [64, 1, 128, 96]
+    sch.add_unit_loop(sch.get_block("E"))
+    assert [sch.get(loop).extent for loop in sch.get_loops(sch.get_block("E"))] == [1, 64, 128]
+    # The unit loop is a place to attach at: D is computed under it, i.e. per row of C.
+    sch.reverse_compute_at(sch.get_block("D"), unit)
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    assert "l4 = sch.add_unit_loop(block_or_loop=l2)" in str(sch.trace)
+    replayed(sch, text)
+
+
+def test_add_unit_loop_refuses_a_scalar_block():
+    A = te.placeholder((8,), name="A")
+    k = te.reduce_axis((0, 8), "k")
+    total = te.compute((), lambda: te.sum(A[k], axis=k), name="total")
+    sch = mlcir.Schedule(te.create_prim_func([A, total]))
+    with pytest.raises(ScheduleError, match=r"add_unit_loop \(instruction 1\): block "
+                       "'total_init' has no loop of its own"):
+        sch.add_unit_loop(sch.get_block("total_init"))
+
+
+# -- sample_compute_location -----------------------------------------------------------------
+
+def test_sample_compute_location_draws_legal_loops_and_replays_its_decision():
+    text, reference = kernels.matmul_bias_relu()
+    seen = set()
+    for seed in range(6):
+        sch = mlcir.Schedule(text, seed=seed)
+        e = sch.get_block("E")
+        i, j = sch.get_loops(e)
+        sch.split(j, [None, 16])
+        d = sch.get_block("D")
+        loop = sch.sample_compute_location(d)
+        seen.add(sch.trace.decisions[max(sch.trace.decisions)])
+        sch.compute_at(d, loop)
+        a, b, bias = kernels.random_inputs(text)
+        np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                                   rtol=1e-4, atol=1e-4)
+        again = replayed(sch, text)
+        assert again.trace.decisions == sch.trace.decisions
+    assert seen == {0, 1, 2}
+    assert "sch.sample_compute_location(block=b" in str(sch.trace) and "decision=" in str(sch.trace)
+    forced = sch.trace.with_decision(len(sch.trace.insts) - 2, 0)
+    assert mlcir.Schedule(text, trace=forced).trace.decisions[len(sch.trace.insts) - 2] == 0
+
+
+def test_sample_compute_location_errors():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    with pytest.raises(ScheduleError, match=r"sample_compute_location \(instruction 1\): "
+                       "decision 7 is not an index of the 2 candidate loops"):
+        sch.sample_compute_location(sch.get_block("D"), decision=7)
+    with pytest.raises(ScheduleError, match="block 'E' has no loop it can be computed at"):
+        sch.sample_compute_location(sch.get_block("E"))
+
+
+# -- transform_layout ------------------------------------------------------------------------
+
+def test_transform_layout_packs_an_intermediate_and_both_sides_still_schedule():
+    text, reference = kernels.matmul_bias_relu(64, 128, 96)
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    sch.transform_layout(e, ("read", 0), lambda i, j: (j // 16, i, j % 16))
+    # D now iterates over the packed layout: (j // 16, i, j % 16), fresh loops.
+    assert [sch.get(loop).extent for loop in sch.get_loops(d)] == [8, 64, 16]
+    jo, i, ji = sch.get_loops(d)
+    sch.parallel(jo)
+    sch.vectorize(ji)
+    ei, ej = sch.get_loops(e)
+    sch.vectorize(sch.split(ej, [None, 16])[1])
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    assert ('sch.transform_layout(block=b1, buffer=["read", 0], '
+            'index_map="lambda i, j: (j // 16, i, j % 16)")') in str(sch.trace)
+    replayed(sch, text)
+    # The transform module carries the rewrite, so it replays without Python schedule code.
+    from mlcir.ir import clone_module
+    from mlcir.schedule.materialize import apply_schedule_script
+
+    with sch.context:
+        payload = clone_module(sch.original)
+        apply_schedule_script(payload, sch.as_transform())
+    assert str(payload) == str(sch.mod)
+
+
+def test_transform_layout_of_a_reduction_keeps_its_init():
+    text, reference = kernels.matmul_bias_relu(32, 64, 48)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    sch.transform_layout(c, ("write", 0), lambda i, j: (j, i))
+    j, i, k = sch.get_loops(c)
+    assert [sch.get(loop).kind for loop in (j, i, k)] == ["spatial", "spatial", "reduction"]
+    sch.decompose_reduction(c, k)
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+
+
+@pytest.mark.parametrize("buffer, index_map, message", [
+    (("write", 0), lambda i, j: (i, j // 16, j % 8), "dimension 1 must appear once plainly or "
+     "as the pair"),
+    (("write", 0), lambda i, j: (i + j, j), "index map results must be d, d // c or d % c"),
+    (("write", 0), lambda i, _: (i,), r"dimension\(s\) \[1\] are missing"),
+    (("write", 0), lambda i, j: (i // 5, i % 5, j), "5 does not divide dimension 0"),
+    (("write", 0), lambda i: (i,), "the index map takes 1 indices, the tensor has 2"),
+    (("read", 1), lambda i: (i,), "input #1 of block 'E' has 1 inputs|block 'E' has 1 inputs"),
+    (("write", 1), lambda i, j: (j, i), "block 'E' writes one tensor, no #1"),
+])
+def test_transform_layout_errors(buffer, index_map, message):
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    target = sch.get_block("E") if buffer != ("write", 0) else sch.get_block("D")
+    with pytest.raises(ScheduleError, match=r"transform_layout \(instruction 1\): " + message):
+        sch.transform_layout(target, buffer, index_map)
+
+
+def test_transform_layout_refuses_results_arguments_and_scheduled_producers():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    with pytest.raises(ScheduleError, match="is a result of function 'main': its layout is the "
+                       "function's signature"):
+        sch.transform_layout(sch.get_block("E"), ("write", 0), lambda i, j: (j, i))
+    with pytest.raises(ScheduleError, match="input #1 of block 'D' is not written by a block"):
+        sch.transform_layout(sch.get_block("D"), ("read", 1), lambda j: (j,))
+    d = sch.get_block("D")
+    i, _ = sch.get_loops(d)
+    sch.split(i, [None, 8])
+    with pytest.raises(ScheduleError, match="block 'D' was already scheduled"):
+        sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))
+
+
+# -- tensorize -------------------------------------------------------------------------------
+
+def _micro_kernel_schedule(kernel, intrin: str) -> mlcir.Schedule:
+    sch = mlcir.Schedule(kernel)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 32])
+    k0, k1 = sch.split(k, [None, 1])
+    sch.reorder(i0, j0, k0, i1, j1, k1)
+    sch.tensorize(i1, intrin)
+    return sch
+
+
+def test_tensorize_a_matmul_tile_with_a_registered_contraction():
+    from mlcir.schedule import matmul_desc, register_intrin
+
+    register_intrin("test.matmul_8x32x1_f32", matmul_desc(8, 32, 1), override=True)
+    text, reference = kernels.matmul(64, 64, 64)
+    sch = _micro_kernel_schedule(text, "test.matmul_8x32x1_f32")
+    a, b = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b), reference(a, b), rtol=1e-4,
+                               atol=1e-4)
+    assert "vector.contract" in str(sch.mod)
+    assert 'sch.tensorize(block_or_loop=l5, tensor_intrin="test.matmul_8x32x1_f32")' in str(sch.trace)
+    replayed(sch, text)
+    # A te matmul has the same maps and body: the same intrinsic applies.
+    A, B = te.placeholder((64, 64), name="A"), te.placeholder((64, 64), name="B")
+    k = te.reduce_axis((0, 64), "k")
+    C = te.compute((64, 64), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = _micro_kernel_schedule(te.create_prim_func([A, B, C]), "test.matmul_8x32x1_f32")
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b), reference(a, b), rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_tensorize_errors():
+    from mlcir.schedule import matmul_desc, register_intrin
+
+    register_intrin("test.matmul_4x16x1_f32", matmul_desc(4, 16, 1), override=True)
+    text, _ = kernels.matmul(64, 64, 64)
+    with pytest.raises(ScheduleError, match=r"tensorize \(instruction 6\): the tile under loop "
+                       r"i_1 of block 'C' has extents \[8, 32, 1\]; 'test.matmul_4x16x1_f32' "
+                       r"computes \[4, 16, 1\]"):
+        _micro_kernel_schedule(text, "test.matmul_4x16x1_f32")
+    with pytest.raises(ScheduleError, match="no tensor intrinsic 'nope' \\(registered: .*test"):
+        _micro_kernel_schedule(text, "nope")
+    relu, _ = kernels.matmul_bias_relu(16, 16, 16)
+    sch = mlcir.Schedule(relu)
+    with pytest.raises(ScheduleError, match="block 'E' does not compute what "
+                       "'test.matmul_4x16x1_f32' describes: its kinds are"):
+        sch.tensorize(sch.get_block("E"), "test.matmul_4x16x1_f32")
+    with pytest.raises(ScheduleError, match="register_intrin: intrinsic 'test.matmul_4x16x1_f32' "
+                       "is already registered"):
+        register_intrin("test.matmul_4x16x1_f32", matmul_desc(4, 16, 1))
+    with pytest.raises(ScheduleError, match="implementation 'asm' is not one of vector.contract"):
+        register_intrin("test.other", matmul_desc(4, 16, 1), impl="asm")
+
+
+# -- set_scope -------------------------------------------------------------------------------
+
+def test_set_scope_gives_the_result_a_buffer_of_its_own():
+    text, reference = kernels.matmul_bias_relu(32, 64, 48)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    sch.set_scope(c, 0, "local")
+    _, _, k = sch.get_loops(c)
+    sch.decompose_reduction(c, k)
+    assert str(sch.mod).count("bufferization.alloc_tensor()") == 1
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+    shared = mlcir.Schedule(text)
+    shared.set_scope(shared.get_block("D"), 0, "shared")
+    assert ("bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : "
+            "tensor<32x64xf32>") in str(shared.mod)
+    assert 'sch.set_scope(block=b0, buffer_index=0, storage_scope="shared")' in str(shared.trace)
+
+
+def test_set_scope_errors():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    with pytest.raises(ScheduleError, match=r"set_scope \(instruction 1\): storage_scope must be "
+                       "one of global, local, shared, got 'texture'"):
+        sch.set_scope(sch.get_block("D"), 0, "texture")
+    with pytest.raises(ScheduleError, match="the result of block 'E' is a result of function "
+                       "'main': its memory is the caller's"):
+        sch.set_scope(sch.get_block("E"), 0, "local")
+    with pytest.raises(ScheduleError, match="block 'D' writes one buffer, no #1"):
+        sch.set_scope(sch.get_block("D"), 1, "local")
+    cached = sch.cache_write(sch.get_block("C"), 0, "local")
+    with pytest.raises(ScheduleError, match="block 'C_write0_local' was made by the schedule"):
+        sch.set_scope(cached, 0, "local")
+
+
+# -- storage_align ---------------------------------------------------------------------------
+
+def test_storage_align_pads_the_row_stride_of_an_intermediate():
+    from mlcir.schedule.align import padded_stride
+
+    assert [padded_stride(64, 16, 1), padded_stride(64, 32, 0), padded_stride(60, 32, 8)] == \
+        [65, 64, 72]
+    text, reference = kernels.matmul_bias_relu(32, 64, 48)
+    sch = mlcir.Schedule(text)
+    c, d = sch.get_block("C"), sch.get_block("D")
+    sch.storage_align(c, 0, 0, 16, 1)
+    sch.set_scope(d, 0, "local")
+    sch.storage_align(d, 0, 0, 32, 8)
+    i, j, k = sch.get_loops(c)
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(i, j0, k, j1)
+    sch.vectorize(j1)
+    sch.decompose_reduction(c, k)
+    text_ir = str(sch.mod)
+    assert "[0, 0] [32, 64] [1, 1] : tensor<32x65xf32> to tensor<32x64xf32>" in text_ir
+    assert "tensor<32x72xf32> to tensor<32x64xf32>" in text_ir
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    assert "sch.storage_align(block=b0, buffer_index=0, axis=0, factor=16, offset=1)" in \
+        str(sch.trace)
+    replayed(sch, text)
+
+
+def test_storage_align_errors():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    d = sch.get_block("D")
+    with pytest.raises(ScheduleError, match=r"storage_align \(instruction 1\): only the stride of "
+                       "axis 0 .* can be padded, got axis 1"):
+        sch.storage_align(d, 0, 1, 16, 0)
+    with pytest.raises(ScheduleError, match="need factor >= 1 and 0 <= offset < factor"):
+        sch.storage_align(d, 0, 0, 16, 16)
+    with pytest.raises(ScheduleError, match="the result of block 'E' is a result of function"):
+        sch.storage_align(sch.get_block("E"), 0, 0, 16, 1)
+    sch.storage_align(d, 0, 0, 16, 1)
+    with pytest.raises(ScheduleError, match="the destination of block 'D' is not a fresh tensor"):
+        sch.set_scope(d, 0, "shared")
+
+
+def test_after_transform_layout_the_producer_is_not_inlined_nor_computed_at_its_consumer():
+    text, _ = kernels.matmul_bias_relu()
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))
+    assert sch.get_consumers(d) == []
+    with pytest.raises(ScheduleError, match="block 'D' has no consumer block"):
+        sch.compute_inline(d)
+    with pytest.raises(ScheduleError, match="block 'E' does not read block 'D'"):
+        sch.compute_at(d, sch.get_loops(e)[0])
