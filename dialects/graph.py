@@ -318,20 +318,34 @@ def _pool(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
 def _reshape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     (x,) = specs
     shape = tuple(attrs["shape"])
-    if any(d < 1 and d != -1 for d in shape) or shape.count(-1) > 1:
+    if any(d < -1 for d in shape) or shape.count(-1) > 1 or \
+            any(d == 0 and i >= x.rank for i, d in enumerate(shape)):
         raise ShapeError(f"shape {list(shape)} must be the full result shape (every dim >= 1, "
-                         "or one -1 for the dynamic dim of a dynamic x; no 0)")
-    rest = math.prod(d for d in shape if d != -1)
+                         "0 for x's dim at the same position, or one -1 for the rest)")
+    # 0 copies x's dim at its position (ONNX's Reshape): how two dynamic dims are kept.
+    shape = tuple(x.shape[i] if d == 0 else d for i, d in enumerate(shape))
+    rest = [d for d in shape if d != -1]
     if all(d is not None for d in x.shape):
         total = math.prod(x.shape)
-        if -1 in shape and total % rest == 0:
-            shape = tuple(total // rest if d == -1 else d for d in shape)
+        if -1 in shape and total % math.prod(rest) == 0:
+            shape = tuple(total // math.prod(rest) if d == -1 else d for d in shape)
         if math.prod(shape) != total:
             raise ShapeError(f"cannot reshape {_fmt(x.shape)} ({total} elements) to "
                              f"{list(shape)} ({math.prod(shape)} elements)")
     elif -1 in shape:
         shape = tuple(None if d == -1 else d for d in shape)
     return [TensorSpec(shape, x.element_type)]
+
+
+def _np_reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    return np.reshape(x, [x.shape[i] if d == 0 else d for i, d in enumerate(shape)])
+
+
+def _iota(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    axis = attrs["axis"]
+    _axis(axis, x.rank)
+    return [TensorSpec((x.shape[axis],), ir.IntegerType.get_signless(64))]
 
 
 def _broadcast_to(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
@@ -766,10 +780,15 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           check=_pool_check,
           summary="2-D average pooling of NCHW x.", pattern="anchor", evaluate=_np_avg_pool2d),
     OpDef(DIALECT, "reshape", ("x",), _reshape,
-          attrs=(AttrDef("shape", "ints", "the full result shape; one -1: the dynamic dim "
-                                          "(the rest of the elements)"),),
-          summary="Row-major reshape (a view).", pattern="injective",
-          evaluate=lambda x, shape: np.reshape(x, shape)),
+          attrs=(AttrDef("shape", "ints", "the full result shape; 0: x's dim at the same "
+                                          "position; one -1: the rest of the elements"),),
+          summary="Row-major reshape (a view).", pattern="injective", evaluate=_np_reshape),
+    OpDef(DIALECT, "iota", ("x",), _iota,
+          attrs=(AttrDef("axis", "int", "the axis of x whose size is the length"),),
+          summary="The i64 vector 0, 1, ..., n - 1 with n the size of x's `axis` (x's values "
+                  "are not read): a range whose length is known only at run time.",
+          pattern="injective",
+          evaluate=lambda x, axis: np.arange(x.shape[axis], dtype=np.int64)),
     OpDef(DIALECT, "broadcast_to", ("x",), _broadcast_to,
           attrs=(AttrDef("shape", "ints", "the result shape"),), summary="numpy.broadcast_to.",
           pattern="injective",

@@ -1,9 +1,10 @@
-"""reshape, broadcast_to, strided_slice, take and gather_elements → views and copy/gather
-blocks.
+"""reshape, broadcast_to, strided_slice, take, gather_elements and iota → views and
+copy/gather blocks.
 
 - ``reshape`` is a *view*, lowered where it stands (in the graph function, or in a fused
   kernel), never a kernel of its own: ``tensor.expand_shape`` or ``tensor.collapse_shape`` when
   the dims regroup, else a collapse to 1-D followed by an expand.
+- ``iota`` is a block writing its index (a range whose length is a dim of its operand).
 - ``broadcast_to`` is a copy block (``linalg.generic`` with numpy's broadcasting map).
 - ``strided_slice`` with positive strides is ``tensor.extract_slice`` (a strided view) copied
   into the destination by a ``strided_slice`` block (``linalg.copy``); with a negative stride
@@ -60,11 +61,12 @@ def regrouping(big: Sequence[int], small: Sequence[int]) -> list[list[int]] | No
 @lowering("reshape", view=True)
 def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
     (x,) = cx.inputs
-    target = list(cx.attrs["shape"])
     shape = b.shape_of(x)
+    # 0 copies x's dim at the same position.
+    target = [shape[i] if d == 0 else d for i, d in enumerate(cx.attrs["shape"])]
+    if None in target or (-1 in target and None in shape):
+        return [_reshape_dynamic(x, list(cx.attrs["shape"]))]
     if -1 in target:
-        if None in shape:
-            return [_reshape_dynamic(x, target)]
         rest = math.prod(d for d in target if d != -1)
         target = [math.prod(shape) // rest if d == -1 else d for d in target]
     if None in shape:
@@ -85,14 +87,44 @@ def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
 
 
 def _reshape_dynamic(x: ir.Value, target: Sequence[int]) -> ir.Value:
-    """A dynamic ``x`` to ``target`` with one -1 (the dynamic dim): flattened to 1-D, then
-    expanded, the -1 being the element count over the product of the static dims."""
+    """A dynamic reshape: ``x`` flattened to 1-D, then expanded; a 0 in ``target`` is x's
+    dim at that position (``tensor.dim``), the -1 the element count over the product of the
+    other dims."""
     shape = b.shape_of(x)
     flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
-    count = tensor.dim(flat, b.index(0))
-    rest = b.index(math.prod(d for d in target if d != -1))
-    out = [None if d == -1 else d for d in target]
-    return b.expand(flat, out, [list(range(len(out)))], [arith.divsi(count, rest)])
+    out: list[int | None] = []
+    sizes: list[ir.Value] = []
+    for i, d in enumerate(target):
+        if d == 0 and shape[i] is None:
+            out.append(None)
+            sizes.append(b.dim(x, i))
+        else:
+            out.append(None if d == -1 else shape[i] if d == 0 else d)
+    if -1 in target:
+        rest = b.index(math.prod(d for d in out if d is not None))
+        for size in sizes:
+            rest = arith.muli(rest, size)
+        missing = arith.divsi(tensor.dim(flat, b.index(0)), rest)
+        sizes.insert(sum(1 for d in out[:target.index(-1)] if d is None), missing)
+    return b.expand(flat, out, [list(range(len(out)))], sizes)
+
+
+def _iota_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
+                    ) -> list[ir.Value | None]:
+    (x,) = inputs
+    axis = attrs["axis"]
+    return [b.dim(x, axis) if b.shape_of(x)[axis] is None else None]
+
+
+@lowering("iota", dest_dims=_iota_dest_dims)
+def lower_iota(cx: LoweringContext) -> list[ir.Value]:
+    (dest,) = cx.dests
+
+    def position(_: ir.Value) -> ir.Value:
+        return arith.index_cast(b.element_type(dest), linalg.IndexOp(0).result)
+
+    return b.generic(cx.block_name("iota"), [], [dest], [b.identity_map(1)], [b.PARALLEL],
+                     position)
 
 
 @lowering("broadcast_to")
