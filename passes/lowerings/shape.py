@@ -87,10 +87,14 @@ def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
 
 
 def _reshape_dynamic(x: ir.Value, target: Sequence[int]) -> ir.Value:
-    """A dynamic reshape: ``x`` flattened to 1-D, then expanded; a 0 in ``target`` is x's
-    dim at that position (``tensor.dim``), the -1 the element count over the product of the
+    """A dynamic reshape: ``x`` flattened to 1-D, then expanded (``tensor.reshape`` when more
+    than one dim is dynamic: an expand group may have one only); a 0 in ``target`` is x's dim
+    at that position (``tensor.dim``), the -1 the element count over the product of the
     other dims."""
     shape = b.shape_of(x)
+    kept = _kept_prefix(shape, target)
+    if kept:
+        return _reshape_keeping_prefix(x, target, kept)
     flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
     out: list[int | None] = []
     sizes: list[ir.Value] = []
@@ -106,7 +110,53 @@ def _reshape_dynamic(x: ir.Value, target: Sequence[int]) -> ir.Value:
             rest = arith.muli(rest, size)
         missing = arith.divsi(tensor.dim(flat, b.index(0)), rest)
         sizes.insert(sum(1 for d in out[:target.index(-1)] if d is None), missing)
-    return b.expand(flat, out, [list(range(len(out)))], sizes)
+    if len(sizes) <= 1:
+        return b.expand(flat, out, [list(range(len(out)))], sizes)
+    dynamic = iter(sizes)
+    extents = [next(dynamic) if d is None else b.index(d) for d in out]
+    shape = tensor.from_elements(b.tensor_type([len(out)], ir.IndexType.get()), extents)
+    return tensor.reshape(b.tensor_type(out, b.element_type(x)), x if len(b.shape_of(x)) == 1
+                          else flat, shape)
+
+
+def _kept_prefix(shape: Sequence[int | None], target: Sequence[int]) -> int:
+    """How many leading dims a dynamic reshape keeps (a 0 in ``target``, or the same static
+    size) when the rest of ``target`` has no 0 and the rest of ``x`` is static or the rest of
+    ``target`` has one -1 at most: the reshape is then that prefix and a regrouping of the
+    rest (an expand group may have one dynamic dim only); 0 otherwise."""
+    k = 0
+    while k < min(len(shape), len(target)) and (
+            target[k] == 0 or (shape[k] is not None and target[k] == shape[k])):
+        k += 1
+    if k == 0 or 0 in target[k:] or target[k:].count(-1) > 1:
+        return 0
+    if k == len(target) and any(d != 1 for d in shape[k:]):
+        return 0
+    if k == len(shape) and any(d != 1 for d in target[k:]):
+        return 0
+    return k
+
+
+def _reshape_keeping_prefix(x: ir.Value, target: Sequence[int], k: int) -> ir.Value:
+    """The first ``k`` dims kept, the rest of ``x`` collapsed to one dim and expanded to the
+    rest of ``target`` (trailing unit dims join the last kept dim)."""
+    shape = b.shape_of(x)
+    if k == len(target):  # drop trailing unit dims
+        return b.collapse(x, [[i] for i in range(k - 1)] + [list(range(k - 1, len(shape)))])
+    if k == len(shape):  # add trailing unit dims
+        out = list(shape) + [1] * (len(target) - k)
+        sizes = [b.dim(x, i) for i in range(k) if shape[i] is None]
+        return b.expand(x, out, [[i] for i in range(k - 1)] + [list(range(k - 1, len(out)))],
+                        sizes)
+    groups = [[i] for i in range(k)] + [list(range(k, len(shape)))]
+    rest = b.collapse(x, groups) if len(shape) > k + 1 else x
+    tail = list(target[k:])
+    out = shape[:k] + [None if d == -1 else d for d in tail]
+    sizes = [b.dim(x, i) for i in range(k) if shape[i] is None]
+    if -1 in tail:
+        static = b.index(math.prod(d for d in tail if d != -1))
+        sizes.append(arith.divsi(b.dim(rest, k), static))
+    return b.expand(rest, out, [[i] for i in range(k)] + [list(range(k, len(out)))], sizes)
 
 
 def _iota_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
