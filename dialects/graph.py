@@ -1256,9 +1256,14 @@ def reshape(x: ir.Value, *, shape: Sequence[int] = _REQUIRED,
             loc: ir.Location | None = None) -> ir.Value:
     """Row-major reshape (a view).
 
-    shape: the full static result shape
+    shape: the full result shape; 0: x's dim at the same position; one -1: the rest
     """
     return _build("reshape", x, shape=shape, loc=loc)
+
+
+def iota(x: ir.Value, *, axis: int = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """The i64 vector 0, 1, ..., n - 1, n the size of x's ``axis`` (a run-time length)."""
+    return _build("iota", x, axis=axis, loc=loc)
 
 
 def broadcast_to(x: ir.Value, *, shape: Sequence[int] = _REQUIRED,
