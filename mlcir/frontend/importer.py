@@ -210,6 +210,7 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
     table = converter_table()
     builder = GraphBuilder()
     values: dict[str, object] = dict(constants)
+    why: dict[str, str] = {}  # values computed at run time since their arithmetic did not fold
     with file_loc:
         module = ir.Module.create()
         arg_types = [tensor_type(*onnx_tensor_type(vi.type)) for vi in loaded.inputs]
@@ -229,7 +230,7 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
                 try:
                     with loc:
                         outputs = _convert(builder, table, node, inputs,
-                                           node.index in symbolic)
+                                           node.index in symbolic, why)
                 except (ValueError, IndexError, ArithmeticError) as e:
                     # numpy refusing a folded op's operands (an index out of range…)
                     raise builder.error(str(e)) from e
@@ -256,9 +257,11 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
 
 
 def _convert(builder: GraphBuilder, table: dict[str, type[Converter]], node: Node,
-             inputs: list[Value | None], symbolic: bool) -> Value | list[Value]:
+             inputs: list[Value | None], symbolic: bool, why: dict[str, str]
+             ) -> Value | list[Value]:
     """The node's outputs: folded when its inputs turned out constant, folded on symbols when
-    it is shape arithmetic that can be, else built by its converter."""
+    it is shape arithmetic that can be, else built by its converter. ``why`` collects, per
+    value computed at run time because shape arithmetic did not fold, the reason."""
     if symbolic:
         if can_fold(node, [v if isinstance(v, np.ndarray) and not is_symbolic(v) else None
                            for v in inputs]):
@@ -266,11 +269,22 @@ def _convert(builder: GraphBuilder, table: dict[str, type[Converter]], node: Nod
         if all(v is None or isinstance(v, np.ndarray) for v in inputs):
             try:
                 return evaluate(node, inputs)
-            except NotExpressible:
+            except NotExpressible as e:
                 if node.op_type not in table:
                     raise
+                why.update((name, f"'{node.label}': {e}") for name in node.outputs)
+    for name in node.proto.input:
+        if name in why:  # a value computed at run time from one that did not fold
+            why.update((out, why[name]) for out in node.outputs if out not in why)
     cls = table[node.op_type]
     keep = cls.constant_inputs(node)
+    for index, role in keep.items():
+        if index < len(inputs) and isinstance(inputs[index], ir.Value):
+            raise NotExpressible(
+                f"input {index} ('{role}', value '{node.proto.input[index]}') is computed at "
+                "run time: the shape arithmetic before it does not fold over the symbolic "
+                "dims" + (f" ({why[node.proto.input[index]]})"
+                          if node.proto.input[index] in why else ""))
     inputs = [v if i in keep else builder.materialize(v) for i, v in enumerate(inputs)]
     return cls.impl(node.opset)(builder, node, inputs)
 
