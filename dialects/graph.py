@@ -315,26 +315,32 @@ def _pool(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     return [TensorSpec((n, c, oh, ow), x.element_type)]
 
 
-def _reshape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
-    (x,) = specs
-    shape = tuple(attrs["shape"])
-    if any(d < -1 for d in shape) or shape.count(-1) > 1 or \
-            any(d == 0 and i >= x.rank for i, d in enumerate(shape)):
+def reshape_result(x: Sequence[int | None], shape: Sequence[int]) -> list[int | None]:
+    """graph.reshape's result dims (None: dynamic) for ``x``'s dims: a 0 copies x's dim at
+    its position, the -1 is the rest of the elements — static when every dim of x that no 0
+    copies is (ShapeError when the element counts do not fit)."""
+    if any(d < -1 for d in shape) or list(shape).count(-1) > 1 or \
+            any(d == 0 and i >= len(x) for i, d in enumerate(shape)):
         raise ShapeError(f"shape {list(shape)} must be the full result shape (every dim >= 1, "
                          "0 for x's dim at the same position, or one -1 for the rest)")
-    # 0 copies x's dim at its position (ONNX's Reshape): how two dynamic dims are kept.
-    shape = tuple(x.shape[i] if d == 0 else d for i, d in enumerate(shape))
-    rest = [d for d in shape if d != -1]
-    if all(d is not None for d in x.shape):
-        total = math.prod(x.shape)
-        if -1 in shape and total % math.prod(rest) == 0:
-            shape = tuple(total // math.prod(rest) if d == -1 else d for d in shape)
-        if math.prod(shape) != total:
-            raise ShapeError(f"cannot reshape {_fmt(x.shape)} ({total} elements) to "
-                             f"{list(shape)} ({math.prod(shape)} elements)")
-    elif -1 in shape:
-        shape = tuple(None if d == -1 else d for d in shape)
-    return [TensorSpec(shape, x.element_type)]
+    copied = {i for i, d in enumerate(shape) if d == 0}
+    uncopied = [d for i, d in enumerate(x) if i not in copied]
+    out: list[int | None] = [x[i] if d == 0 else d for i, d in enumerate(shape)]
+    static = math.prod(d for i, d in enumerate(out) if i not in copied and d != -1)
+    if None in uncopied:
+        return [None if d == -1 else d for d in out]
+    count = math.prod(uncopied)
+    if (-1 in out and count % static) or (-1 not in out and count != static):
+        kept = " outside the kept dims" if copied else ""
+        raise ShapeError(f"cannot reshape {_fmt(x)} ({count} elements{kept}) to {list(shape)} "
+                         f"({static}{' * -1' if -1 in out else ''} elements)")
+    out = [count // static if d == -1 else d for d in out]
+    return out
+
+
+def _reshape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    return [TensorSpec(tuple(reshape_result(x.shape, attrs["shape"])), x.element_type)]
 
 
 def _np_reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:

@@ -357,6 +357,33 @@ def test_reshape(source, target):
           lambda v: np.array([e for e in v.flat], np.float32).reshape(target))
 
 
+@pytest.mark.parametrize("source, shape, result", [
+    ((2, 3, 8), (0, 0, 2, 4), (2, 3, 2, 4)), ((2, 3, 2, 4), (0, 0, -1), (2, 3, 8)),
+    ((2, 3, 2, 1), (0, 0, 2), (2, 3, 2)), ((5, 6), (0, 2, -1), (5, 2, 3))])
+def test_reshape_zero_keeps_the_dim_at_its_position(source, shape, result):
+    x = normal(*source)
+    check("reshape", [x], dict(shape=list(shape)), lambda v: v.reshape(result))
+
+
+def test_reshape_zero_keeps_dynamic_dims():
+    """0s keep two dynamic dims in place (what an exporter's view(B, S, heads, d) becomes)."""
+    module = mlcir.parse("""
+      func.func @main(%x: tensor<?x?x8xf32>) -> tensor<?x?x2x4xf32> {
+        %0 = "graph.reshape"(%x) {shape = array<i64: 0, 0, 2, 4>}
+            : (tensor<?x?x8xf32>) -> tensor<?x?x2x4xf32>
+        return %0 : tensor<?x?x2x4xf32>
+      }""")
+    ex = mlcir.build(module)
+    for n, s in ((1, 1), (3, 5)):
+        x = normal(n, s, 8)
+        np.testing.assert_array_equal(ex.main(x), x.reshape(n, s, 2, 4))
+
+
+def test_iota():
+    check("iota", [normal(3, 5)], dict(axis=1), lambda _: np.arange(5, dtype=np.int64))
+    check("iota", [ints(4, 2)], dict(axis=0), lambda _: np.arange(4, dtype=np.int64))
+
+
 @pytest.mark.parametrize("source, target", [((3, 1), (2, 3, 5)), ((1,), (4, 2)),
                                             ((2, 1, 4), (2, 3, 4)), ((5,), (5,))])
 def test_broadcast_to(source, target):

@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from mlcir.dialects import graph
 from mlcir.dialects.loop import tag_block
 
 from .rule import LoweringContext, lowering
@@ -62,13 +63,11 @@ def regrouping(big: Sequence[int], small: Sequence[int]) -> list[list[int]] | No
 def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
     (x,) = cx.inputs
     shape = b.shape_of(x)
-    # 0 copies x's dim at the same position.
-    target = [shape[i] if d == 0 else d for i, d in enumerate(cx.attrs["shape"])]
-    if None in target or (-1 in target and None in shape):
-        return [_reshape_dynamic(x, list(cx.attrs["shape"]))]
-    if -1 in target:
-        rest = math.prod(d for d in target if d != -1)
-        target = [math.prod(shape) // rest if d == -1 else d for d in target]
+    target = graph.reshape_result(shape, cx.attrs["shape"])
+    if None in target:
+        # The 0s and a -1 that stays dynamic (a static one made its size).
+        return [_reshape_dynamic(x, [t if d == -1 and t is not None else d
+                                     for d, t in zip(cx.attrs["shape"], target)])]
     if None in shape:
         # A dynamic source: flatten, then state the (verified) static element count.
         flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
