@@ -15,6 +15,7 @@ from typing import Any, Union
 import numpy as np
 from mlir import ir
 
+from .graph import reshape_source_axis
 from .opdef import OpDef, ShapeError, TensorSpec
 
 Monomial = tuple[str, ...]   # sorted symbol names (repeats for powers); () is the constant
@@ -233,18 +234,21 @@ def _match(sizes: Sequence[int | None], candidates: Sequence[Dim],
 
 
 def reshape_dims(own: Sequence[SymbolicDim], shape: Sequence[int]) -> list[SymbolicDim | None]:
-    """graph.reshape's result dims: 0 copies, -1 is the rest (None when not exact)."""
-    out: list[SymbolicDim | None] = [own[i] if d == 0 else d for i, d in enumerate(shape)]
-    if -1 in out:
+    """graph.reshape's result dims: 0 and -2 - j keep a dim of x, -1 is the rest (None when
+    not exact)."""
+    sources = [reshape_source_axis(d, i) for i, d in enumerate(shape)]
+    out: list[SymbolicDim | None] = [own[j] if j is not None else d
+                                     for j, d in zip(sources, shape)]
+    if -1 in shape:
         total: SymbolicDim = 1
         rest: SymbolicDim = 1
         for d in own:
             total = total * d
-        for d in out:
-            if not (isinstance(d, int) and d == -1):
+        for j, d in zip(sources, out):
+            if not (j is None and d == -1):
                 rest = rest * d  # type: ignore[operator]
         try:
-            out[out.index(-1)] = divide_exactly(total, rest)
+            out[list(shape).index(-1)] = divide_exactly(total, rest)
         except NotExpressible:
-            out[out.index(-1)] = None
+            out[list(shape).index(-1)] = None
     return out

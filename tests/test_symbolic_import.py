@@ -98,6 +98,21 @@ def test_computed_reshape_keeps_two_dynamic_dims():
     _check_sizes(model, lambda n, s: {"x": _f32(n, s, 6)}, [(1, 4), (3, 7)])
 
 
+def test_unsqueeze_in_front_of_two_dynamic_dims():
+    """[N, S, 6] -> [1, N, S, 2, 3] (nn.MultiheadAttention's unflatten): the dims of x kept
+    at other positions (-2 - j in graph.reshape)."""
+    nodes = [helper.make_node("Unsqueeze", ["x", "zero"], ["u"]),
+             helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Slice", ["s", "zero", "two"], ["ns"]),
+             helper.make_node("Concat", ["one", "ns", "tail"], ["target"], axis=0),
+             helper.make_node("Reshape", ["u", "target"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F32, ["N", "S", 6])],
+                   [helper.make_tensor_value_info("y", F32, [1, "N", "S", 2, 3])],
+                   [_ints("zero", [0]), _ints("one", [1]), _ints("two", [2]),
+                    _ints("tail", [2, 3])])
+    _check_sizes(model, lambda n, s: {"x": _f32(n, s, 6)}, [(1, 4), (3, 2)])
+
+
 def test_flatten_and_unflatten_restart_from_the_first_reshape():
     """[N, S, 4] -> [N*S, 4] -> [N, S, 4] (the input's own shape): the second reshape
     restarts from the first one's input; with an op between them it cannot (graph.reshape

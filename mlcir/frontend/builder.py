@@ -245,8 +245,9 @@ class GraphBuilder:
 
     def reshape_to(self, v: Value, dims: Sequence[SymbolicDim]) -> Value:
         """``v`` reshaped to the symbolic ``dims``: a chain of reshapes restarts from its
-        first input, a dim equal to the input's at its position is kept (0), at most one
-        other dim is dynamic (-1); anything else raises NotExpressible."""
+        first input, dims of the input are kept (0 at the same position, else -2 - j; in the
+        input's order), at most one other dim is dynamic (-1); anything else raises
+        NotExpressible."""
         if isinstance(v, np.ndarray):
             if any(isinstance(d, Dim) for d in dims):
                 raise NotExpressible(f"a constant of shape {list(v.shape)} reshaped to the "
@@ -271,19 +272,25 @@ class GraphBuilder:
         for d in own:
             total = Dim.of(total * d)
         shape: list[int] = []
+        last = -1  # kept dims stay in x's order
         for i, d in enumerate(dims):
             if isinstance(d, int):
                 shape.append(d)
                 rest = Dim.of(rest * d)
-            elif i < len(own) and own[i] == d:
-                shape.append(0)
-                rest = Dim.of(rest * d)
-            else:
+                continue
+            j = i if i < len(own) and own[i] == d and i > last else next(
+                (j for j in range(last + 1, len(own)) if own[j] == d), None)
+            if j is None:
                 shape.append(-1)
-        if shape.count(-1) > 1:
+                continue
+            shape.append(0 if j == i else -2 - j)
+            rest = Dim.of(rest * d)
+            last = j
+        if shape.count(-1) > 1 or (sum(isinstance(d, Dim) for d in dims) > 1 and
+                                   graph.reshape_groups(self.shape(v), shape) is None):
             raise NotExpressible(f"a reshape of {format_dims(own)} to {format_dims(dims)} "
-                                 "(more than one dynamic dim that is not the input's at the "
-                                 "same position)")
+                                 "(more than one dynamic dim, not all of them dims of the "
+                                 "input kept in its order with static dims between them)")
         if -1 in shape and divide_exactly(total.simplify(), rest.simplify()) != \
                 dims[shape.index(-1)]:
             raise NotExpressible(f"cannot reshape {format_dims(own)} to {format_dims(dims)}")

@@ -86,76 +86,63 @@ def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
 
 
 def _reshape_dynamic(x: ir.Value, target: Sequence[int]) -> ir.Value:
-    """A dynamic reshape: ``x`` flattened to 1-D, then expanded (``tensor.reshape`` when more
-    than one dim is dynamic: an expand group may have one only); a 0 in ``target`` is x's dim
-    at that position (``tensor.dim``), the -1 the element count over the product of the
-    other dims."""
+    """A dynamic reshape. With dims kept from ``x`` (0, or -2 - j; in x's order): the x dims
+    between two kept ones collapsed and expanded to the target dims between them, unit dims
+    joining a kept dim's group, so every expand group has one dynamic dim at most
+    (expand-strided-metadata asserts on more). Else ``x`` flattened to 1-D and expanded (the
+    one dynamic dim, a -1, the element count over the product of the others)."""
     shape = b.shape_of(x)
-    kept = _kept_prefix(shape, target)
-    if kept:
-        return _reshape_keeping_prefix(x, target, kept)
+    regrouped = _regroup_keeping(x, target)
+    if regrouped is not None:
+        return regrouped
     flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
     out: list[int | None] = []
     sizes: list[ir.Value] = []
-    for i, d in enumerate(target):
-        if d == 0 and shape[i] is None:
-            out.append(None)
-            sizes.append(b.dim(x, i))
-        else:
-            out.append(None if d == -1 else shape[i] if d == 0 else d)
+    rest = b.index(1)
+    for p, d in enumerate(target):  # one dynamic dim at most (reshape_result checks)
+        j = graph.reshape_source_axis(d, p)
+        size = shape[j] if j is not None else None if d == -1 else d
+        out.append(size)
+        if j is not None and size is None:
+            sizes.append(b.dim(x, j))
+        if d != -1:
+            rest = arith.muli(rest, sizes[-1] if size is None else b.index(size))
     if -1 in target:
-        rest = b.index(math.prod(d for d in out if d is not None))
-        for size in sizes:
-            rest = arith.muli(rest, size)
-        missing = arith.divsi(tensor.dim(flat, b.index(0)), rest)
-        sizes.insert(sum(1 for d in out[:target.index(-1)] if d is None), missing)
-    if len(sizes) <= 1:
-        return b.expand(flat, out, [list(range(len(out)))], sizes)
-    dynamic = iter(sizes)
-    extents = [next(dynamic) if d is None else b.index(d) for d in out]
-    shape = tensor.from_elements(b.tensor_type([len(out)], ir.IndexType.get()), extents)
-    return tensor.reshape(b.tensor_type(out, b.element_type(x)), x if len(b.shape_of(x)) == 1
-                          else flat, shape)
+        sizes.append(arith.divsi(tensor.dim(flat, b.index(0)), rest))
+    return b.expand(flat, out, [list(range(len(out)))], sizes)
 
 
-def _kept_prefix(shape: Sequence[int | None], target: Sequence[int]) -> int:
-    """How many leading dims a dynamic reshape keeps (a 0 in ``target``, or the same static
-    size) when the rest of ``target`` has no 0 and the rest of ``x`` is static or the rest of
-    ``target`` has one -1 at most: the reshape is then that prefix and a regrouping of the
-    rest (an expand group may have one dynamic dim only); 0 otherwise."""
-    k = 0
-    while k < min(len(shape), len(target)) and (
-            target[k] == 0 or (shape[k] is not None and target[k] == shape[k])):
-        k += 1
-    if k == 0 or 0 in target[k:] or target[k:].count(-1) > 1:
-        return 0
-    if k == len(target) and any(d != 1 for d in shape[k:]):
-        return 0
-    if k == len(shape) and any(d != 1 for d in target[k:]):
-        return 0
-    return k
-
-
-def _reshape_keeping_prefix(x: ir.Value, target: Sequence[int], k: int) -> ir.Value:
-    """The first ``k`` dims kept, the rest of ``x`` collapsed to one dim and expanded to the
-    rest of ``target`` (trailing unit dims join the last kept dim)."""
+def _regroup_keeping(x: ir.Value, target: Sequence[int]) -> ir.Value | None:
+    """The reshape as a collapse and an expand around the kept dims
+    (:func:`mlcir.dialects.graph.reshape_groups`), or None when it is no such regrouping."""
     shape = b.shape_of(x)
-    if k == len(target):  # drop trailing unit dims
-        return b.collapse(x, [[i] for i in range(k - 1)] + [list(range(k - 1, len(shape)))])
-    if k == len(shape):  # add trailing unit dims
-        out = list(shape) + [1] * (len(target) - k)
-        sizes = [b.dim(x, i) for i in range(k) if shape[i] is None]
-        return b.expand(x, out, [[i] for i in range(k - 1)] + [list(range(k - 1, len(out)))],
-                        sizes)
-    groups = [[i] for i in range(k)] + [list(range(k, len(shape)))]
-    rest = b.collapse(x, groups) if len(shape) > k + 1 else x
-    tail = list(target[k:])
-    out = shape[:k] + [None if d == -1 else d for d in tail]
-    sizes = [b.dim(x, i) for i in range(k) if shape[i] is None]
-    if -1 in tail:
-        static = b.index(math.prod(d for d in tail if d != -1))
-        sizes.append(arith.divsi(b.dim(rest, k), static))
-    return b.expand(rest, out, [[i] for i in range(k)] + [list(range(k, len(out)))], sizes)
+    found = graph.reshape_groups(shape, target)
+    if found is None:
+        return None
+    collapse, expand, mid = found
+    source = b.collapse(x, collapse) if len(collapse) != len(shape) else x
+    out: list[int | None] = []
+    sizes: list[ir.Value] = []
+    for m, group in enumerate(expand):
+        for p in group:
+            d = target[p]
+            j = graph.reshape_source_axis(d, p)
+            if j is not None:
+                out.append(shape[j])
+                if shape[j] is None:
+                    sizes.append(b.dim(x, j))
+            elif d == -1:
+                static = math.prod(target[q] for q in group if target[q] != -1)
+                if mid[m] is not None:
+                    out.append(mid[m] // static)
+                else:
+                    out.append(None)
+                    sizes.append(arith.divsi(b.dim(source, m), b.index(static)))
+            else:
+                out.append(d)
+    if len(expand) == len(target):
+        return source
+    return b.expand(source, out, expand, sizes)
 
 
 def _iota_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
