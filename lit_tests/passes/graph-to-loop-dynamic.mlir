@@ -36,7 +36,7 @@ func.func private @fused(%x: tensor<?x4x3xf32>) -> tensor<?x12xf32> attributes {
   return %1 : tensor<?x12xf32>
 }
 
-// 0 in a reshape's shape keeps the input's dim at that position, so two dynamic dims stay
+// 0 in a reshape's shape keeps the input's dim at that position (-2 - j: its dim j), so two dynamic dims stay
 // dynamic: the kept prefix is left alone and the rest regrouped (one dynamic dim at most per
 // expand group: expand-strided-metadata asserts on more).
 // CHECK-LABEL: func.func @split_heads
