@@ -37,7 +37,7 @@ func.func private @fused(%x: tensor<?x4x3xf32>) -> tensor<?x12xf32> attributes {
 }
 
 // 0 in a reshape's shape keeps the input's dim at that position (-2 - j: its dim j), so two dynamic dims stay
-// dynamic: the kept prefix is left alone and the rest regrouped (one dynamic dim at most per
+// dynamic: each kept dim a group of its own and the dims between them regrouped (one dynamic dim at most per
 // expand group: expand-strided-metadata asserts on more).
 // CHECK-LABEL: func.func @split_heads
 // CHECK: %[[N:.*]] = tensor.dim %[[X:.*]], %c0
