@@ -273,6 +273,14 @@ irdl.dialect @graph {
     %a0 = irdl.base "#builtin.dense_array"
     irdl.attributes {"shape" = %a0}
   }
+  irdl.operation @iota {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %a0}
+  }
   irdl.operation @broadcast_to {
     %o0 = irdl.any
     irdl.operands(x: %o0)

@@ -315,23 +315,103 @@ def _pool(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     return [TensorSpec((n, c, oh, ow), x.element_type)]
 
 
+def reshape_source_axis(d: int, position: int) -> int | None:
+    """The axis of x that entry ``d`` at ``position`` of graph.reshape's ``shape`` keeps: 0
+    is x's dim at the same position, -2 - j x's dim j; None for a size or the -1."""
+    if d == 0:
+        return position
+    return -2 - d if d <= -2 else None
+
+
+def reshape_result(x: Sequence[int | None], shape: Sequence[int]) -> list[int | None]:
+    """graph.reshape's result dims (None: dynamic) for ``x``'s dims: a 0 keeps x's dim at
+    its position, -2 - j keeps x's dim j, the -1 is the rest of the elements — static when
+    every dim of x that is not kept is (ShapeError when the element counts do not fit)."""
+    sources = [reshape_source_axis(d, i) for i, d in enumerate(shape)]
+    copied = {j for j in sources if j is not None}
+    if list(shape).count(-1) > 1 or any(j is not None and j >= len(x) for j in sources) or \
+            len(copied) != builtins.sum(j is not None for j in sources):
+        raise ShapeError(f"shape {list(shape)} must be the full result shape (every dim >= 1, "
+                         "0 for x's dim at the same position, -2 - j for x's dim j, each kept "
+                         "once, or one -1 for the rest)")
+    uncopied = [d for i, d in enumerate(x) if i not in copied]
+    out: list[int | None] = [x[j] if j is not None else d for j, d in zip(sources, shape)]
+    static = math.prod(d for j, d in zip(sources, out) if j is None and d != -1)
+    if None in uncopied:
+        out = [None if j is None and d == -1 else d for j, d in zip(sources, out)]
+        if out.count(None) > 1 and reshape_groups(x, shape) is None:
+            raise ShapeError(f"shape {list(shape)}: a reshape of {_fmt(x)} with more than one "
+                             "dynamic dim must keep them in x's order, the dims between them "
+                             "regrouping")
+        return out
+    count = math.prod(uncopied)
+    if (-1 in out and count % static) or (-1 not in out and count != static):
+        kept = " outside the kept dims" if copied else ""
+        raise ShapeError(f"cannot reshape {_fmt(x)} ({count} elements{kept}) to {list(shape)} "
+                         f"({static}{' * -1' if -1 in out else ''} elements)")
+    out = [count // static if d == -1 else d for d in out]
+    return out
+
+
+def reshape_groups(x: Sequence[int | None], shape: Sequence[int]
+                   ) -> tuple[list[list[int]], list[list[int]], list[int | None]] | None:
+    """A reshape that keeps dims of x (0, -2 - j) as a regrouping around them: the collapse
+    groups of x, the expand groups of the result and the dims in between — each kept dim a
+    group of its own (with unit dims joining it), the static dims of x between two kept ones
+    one group expanded to the result dims between them. None when no dim is kept, the kept
+    ones are not in x's order, or what lies between does not regroup. Every expand group
+    then has one dynamic dim at most, what ``tensor.expand_shape`` can lower."""
+    kept = [(p, reshape_source_axis(d, p)) for p, d in enumerate(shape)
+            if reshape_source_axis(d, p) is not None]
+    if not kept or [j for _, j in kept] != sorted({j for _, j in kept}):
+        return None
+    collapse: list[list[int]] = []
+    expand: list[list[int]] = []
+    mid: list[int | None] = []
+    pending_x: list[int] = []  # unit dims before the first group
+    pending_t: list[int] = []
+    bounds = [(-1, -1)] + kept + [(len(shape), len(x))]
+    for (p0, j0), (p1, j1) in zip(bounds, bounds[1:]):
+        xs, ts = list(range(j0 + 1, j1)), list(range(p0 + 1, p1))
+        sizes = [shape[p] for p in ts]
+        if xs and ts:
+            if any(x[j] is None for j in xs) or any(d < 1 and d != -1 for d in sizes):
+                return None
+            static = math.prod(d for d in sizes if d != -1)
+            count = math.prod(x[j] for j in xs)  # type: ignore[misc]
+            if count % static or (-1 not in sizes and count != static):
+                return None
+            collapse.append(xs)
+            expand.append(ts)
+            mid.append(count)
+        elif xs or ts:
+            if any(x[j] != 1 for j in xs) or any(d not in (1, -1) for d in sizes):
+                return None
+            into_x, into_t = (collapse[-1], expand[-1]) if collapse else (pending_x, pending_t)
+            into_x.extend(xs)
+            into_t.extend(ts)
+        if p1 < len(shape):  # the kept dim that ends this segment
+            collapse.append(pending_x + [j1])
+            expand.append(pending_t + [p1])
+            mid.append(x[j1])
+            pending_x, pending_t = [], []
+    return [sorted(g) for g in collapse], [sorted(g) for g in expand], mid
+
+
 def _reshape(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     (x,) = specs
-    shape = tuple(attrs["shape"])
-    if any(d < 1 and d != -1 for d in shape) or shape.count(-1) > 1:
-        raise ShapeError(f"shape {list(shape)} must be the full result shape (every dim >= 1, "
-                         "or one -1 for the dynamic dim of a dynamic x; no 0)")
-    rest = math.prod(d for d in shape if d != -1)
-    if all(d is not None for d in x.shape):
-        total = math.prod(x.shape)
-        if -1 in shape and total % rest == 0:
-            shape = tuple(total // rest if d == -1 else d for d in shape)
-        if math.prod(shape) != total:
-            raise ShapeError(f"cannot reshape {_fmt(x.shape)} ({total} elements) to "
-                             f"{list(shape)} ({math.prod(shape)} elements)")
-    elif -1 in shape:
-        shape = tuple(None if d == -1 else d for d in shape)
-    return [TensorSpec(shape, x.element_type)]
+    return [TensorSpec(tuple(reshape_result(x.shape, attrs["shape"])), x.element_type)]
+
+
+def _np_reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    return np.reshape(x, reshape_result(x.shape, shape))
+
+
+def _iota(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    axis = attrs["axis"]
+    _axis(axis, x.rank)
+    return [TensorSpec((x.shape[axis],), ir.IntegerType.get_signless(64))]
 
 
 def _broadcast_to(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
@@ -842,10 +922,16 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           check=_pool_check,
           summary="2-D average pooling of NCHW x.", pattern="anchor", evaluate=_np_avg_pool2d),
     OpDef(DIALECT, "reshape", ("x",), _reshape,
-          attrs=(AttrDef("shape", "ints", "the full result shape; one -1: the dynamic dim "
-                                          "(the rest of the elements)"),),
-          summary="Row-major reshape (a view).", pattern="injective",
-          evaluate=lambda x, shape: np.reshape(x, shape)),
+          attrs=(AttrDef("shape", "ints", "the full result shape; 0: x's dim at the same "
+                                          "position; -2 - j: x's dim j; one -1: the rest of "
+                                          "the elements"),),
+          summary="Row-major reshape (a view).", pattern="injective", evaluate=_np_reshape),
+    OpDef(DIALECT, "iota", ("x",), _iota,
+          attrs=(AttrDef("axis", "int", "the axis of x whose size is the length"),),
+          summary="The i64 vector 0, 1, ..., n - 1 with n the size of x's `axis` (x's values "
+                  "are not read): a range whose length is known only at run time.",
+          pattern="injective",
+          evaluate=lambda x, axis: np.arange(x.shape[axis], dtype=np.int64)),
     OpDef(DIALECT, "broadcast_to", ("x",), _broadcast_to,
           attrs=(AttrDef("shape", "ints", "the result shape"),), summary="numpy.broadcast_to.",
           pattern="injective",
@@ -1324,9 +1410,15 @@ def reshape(x: ir.Value, *, shape: Sequence[int] = _REQUIRED,
             loc: ir.Location | None = None) -> ir.Value:
     """Row-major reshape (a view).
 
-    shape: the full static result shape
+    shape: the full result shape; 0: x's dim at the same position; -2 - j: x's dim j; one -1:
+        the rest
     """
     return _build("reshape", x, shape=shape, loc=loc)
+
+
+def iota(x: ir.Value, *, axis: int = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """The i64 vector 0, 1, ..., n - 1, n the size of x's ``axis`` (a run-time length)."""
+    return _build("iota", x, axis=axis, loc=loc)
 
 
 def broadcast_to(x: ir.Value, *, shape: Sequence[int] = _REQUIRED,

@@ -267,10 +267,14 @@ def test_every_supported_op_is_tested():
     # boolean and unsigned ones: tests/test_boolean_ops.py.
     boolean_ops = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
                    "Xor", "Not", "Where", "IsNaN", "IsInf", "BitShift"}
+    # Shape arithmetic on symbolic dims (ConstantOfShape, Range, Size with symbolic inputs):
+    # tests/test_symbolic_import.py.
+    shape_ops = {"ConstantOfShape", "Range", "Size"}
     from test_frontend_ops_exporters import TESTED_OPS  # the exporters' ops: tested there
 
     tested = {p.values[0] for p in SINGLE_OPS} | {"CastLike", "BitwiseAnd", "BitwiseOr",
-                                                  "BitwiseXor", "BitwiseNot", "Mod"} | boolean_ops
+                                                  "BitwiseXor", "BitwiseNot", "Mod"} | \
+        boolean_ops | shape_ops
     assert set(supported_ops()) - tested - TESTED_OPS == set()
 
 
@@ -430,8 +434,8 @@ def test_shape_dict_fixes_symbolic_batch():
 
 
 def test_symbolic_batch_through_reshape():
-    """A Reshape with one dynamic dim (the batch, as a -1) imports and runs at any batch;
-    two dynamic dims in one reshape still need shape_dict."""
+    """A Reshape with dynamic dims (the batch as a -1, or two kept in place as 0s) imports and
+    runs at any size; one that would move a dynamic dim is an error naming the node."""
     model = om.transformer_encoder(batch="B")
     ex = mlcir.build(from_onnx(model))
     for batch in (1, 3):
@@ -439,19 +443,29 @@ def test_symbolic_batch_through_reshape():
         (want,) = om.reference(model, inputs).values()
         np.testing.assert_allclose(ex.main(*inputs.values()), want, rtol=RTOL, atol=ATOL)
     compare(model, om.transformer_encoder_inputs(batch=2), shape_dict={"x": [2, 16, 64]})
-    nodes = [helper.make_node("Flatten", ["x"], ["y"], name="flat", axis=1)]
-    two = _model(nodes, [helper.make_tensor_value_info("x", F32, ["N", "M", 3])],
+    nodes = [helper.make_node("Flatten", ["x"], ["y"], name="flat", axis=2)]
+    two = _model(nodes, [helper.make_tensor_value_info("x", F32, ["N", "M", 3, 2])],
                  [helper.make_tensor_value_info("y", F32, ["N", None])])
-    with pytest.raises(FrontendError, match=r"flat.*more than one dynamic dim.*shape_dict"):
-        from_onnx(two)
+    ex = mlcir.build(from_onnx(two))
+    assert ex.main(f32(2, 5, 3, 2)).shape == (10, 6)
+    swap = _model([helper.make_node("Shape", ["x"], ["s"], name="shape"),
+                   helper.make_node("Constant", [], ["perm"], value_ints=[1, 0]),
+                   helper.make_node("Gather", ["s", "perm"], ["t"], name="swap"),
+                   helper.make_node("Reshape", ["x", "t"], ["y"], name="reshape_swapped")],
+                  [helper.make_tensor_value_info("x", F32, ["N", "M"])],
+                  [helper.make_tensor_value_info("y", F32, ["M", "N"])])
+    with pytest.raises(FrontendError, match=r"reshape_swapped.*\[N, M\] to \[M, N\].*more than "
+                                            r"one dynamic dim"):
+        from_onnx(swap)
 
 
-def test_shape_of_symbolic_dim_is_an_error_until_fixed():
+def test_shape_of_symbolic_dim_is_computed_at_run_time():
     nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape_of_x")]
     model = _model(nodes, [helper.make_tensor_value_info("x", F32, ["N", 3])],
                    [helper.make_tensor_value_info("s", TensorProto.INT64, [2])])
-    with pytest.raises(FrontendError, match=r"shape_of_x.*Shape.*not static \(\[\?, 3\]\)"):
-        from_onnx(model)
+    ex = mlcir.build(from_onnx(model))
+    for n in (1, 4):
+        np.testing.assert_array_equal(ex.main(f32(n, 3)), [n, 3])
     compare(model, {"x": f32(4, 3)}, shape_dict={"x": [4, 3]})
 
 

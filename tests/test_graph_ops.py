@@ -357,6 +357,40 @@ def test_reshape(source, target):
           lambda v: np.array([e for e in v.flat], np.float32).reshape(target))
 
 
+@pytest.mark.parametrize("source, shape, result", [
+    ((2, 3, 8), (0, 0, 2, 4), (2, 3, 2, 4)), ((2, 3, 2, 4), (0, 0, -1), (2, 3, 8)),
+    ((2, 3, 2, 1), (0, 0, 2), (2, 3, 2)), ((5, 6), (0, 2, -1), (5, 2, 3)),
+    ((2, 3, 4), (1, -2, -3, 2, 2), (1, 2, 3, 2, 2)), ((1, 2, 3, 4), (-3, -4, -1), (2, 3, 4))])
+def test_reshape_keeps_dims_of_x(source, shape, result):
+    """0 keeps x's dim at the same position, -2 - j x's dim j."""
+    x = normal(*source)
+    check("reshape", [x], dict(shape=list(shape)), lambda v: v.reshape(result))
+
+
+def test_reshape_keeps_dynamic_dims():
+    """0s keep two dynamic dims in place (what an exporter's view(B, S, heads, d) becomes);
+    -2 - j keeps them elsewhere (an unsqueeze in front), unit dims joining their groups."""
+    module = mlcir.parse("""
+      func.func @main(%x: tensor<?x?x8xf32>) -> (tensor<?x?x2x4xf32>, tensor<1x?x?x1x8xf32>) {
+        %0 = "graph.reshape"(%x) {shape = array<i64: 0, 0, 2, 4>}
+            : (tensor<?x?x8xf32>) -> tensor<?x?x2x4xf32>
+        %1 = "graph.reshape"(%x) {shape = array<i64: 1, -2, -3, 1, 8>}
+            : (tensor<?x?x8xf32>) -> tensor<1x?x?x1x8xf32>
+        return %0, %1 : tensor<?x?x2x4xf32>, tensor<1x?x?x1x8xf32>
+      }""")
+    ex = mlcir.build(module)
+    for n, s in ((1, 1), (3, 5)):
+        x = normal(n, s, 8)
+        split, unsqueezed = ex.main(x)
+        np.testing.assert_array_equal(split, x.reshape(n, s, 2, 4))
+        np.testing.assert_array_equal(unsqueezed, x.reshape(1, n, s, 1, 8))
+
+
+def test_iota():
+    check("iota", [normal(3, 5)], dict(axis=1), lambda _: np.arange(5, dtype=np.int64))
+    check("iota", [ints(4, 2)], dict(axis=0), lambda _: np.arange(4, dtype=np.int64))
+
+
 @pytest.mark.parametrize("source, target", [((3, 1), (2, 3, 5)), ((1,), (4, 2)),
                                             ((2, 1, 4), (2, 3, 4)), ((5,), (5,))])
 def test_broadcast_to(source, target):

@@ -35,3 +35,32 @@ func.func private @fused(%x: tensor<?x4x3xf32>) -> tensor<?x12xf32> attributes {
   %1 = "graph.reshape"(%0) {shape = array<i64: -1, 12>} : (tensor<?x4x3xf32>) -> tensor<?x12xf32>
   return %1 : tensor<?x12xf32>
 }
+
+// 0 in a reshape's shape keeps the input's dim at that position (-2 - j: its dim j), so two dynamic dims stay
+// dynamic: each kept dim a group of its own and the dims between them regrouped (one dynamic dim at most per
+// expand group: expand-strided-metadata asserts on more).
+// CHECK-LABEL: func.func @split_heads
+// CHECK: %[[N:.*]] = tensor.dim %[[X:.*]], %c0
+// CHECK: %[[S:.*]] = tensor.dim %[[X]], %c1
+// CHECK: tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2, 3]] output_shape [%[[N]], %[[S]], 4, 8]
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<?x?x4x8xf32> into tensor<?x?x32xf32>
+func.func @split_heads(%x: tensor<?x?x32xf32>) -> tensor<?x?x32xf32> {
+  %0 = "graph.reshape"(%x) {shape = array<i64: 0, 0, 4, 8>} : (tensor<?x?x32xf32>) -> tensor<?x?x4x8xf32>
+  %1 = "graph.reshape"(%0) {shape = array<i64: 0, 0, -1>} : (tensor<?x?x4x8xf32>) -> tensor<?x?x32xf32>
+  return %1 : tensor<?x?x32xf32>
+}
+
+// iota: a block writing its index, its length a dim of the operand (read at the call site).
+// CHECK-LABEL: func.func @positions
+// CHECK: %[[L:.*]] = tensor.dim %{{.*}}, %c1{{.*}} : tensor<2x?xf32>
+// CHECK: tensor.empty(%[[L]]) : tensor<?xi64>
+// CHECK: call @iota
+// CHECK-LABEL: func.func private @iota
+// CHECK: linalg.generic
+// CHECK-SAME: loop.block = "iota"
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: arith.index_cast %[[I]] : index to i64
+func.func @positions(%x: tensor<2x?xf32>) -> tensor<?xi64> {
+  %0 = "graph.iota"(%x) {axis = 1 : i64} : (tensor<2x?xf32>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}

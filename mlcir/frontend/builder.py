@@ -6,6 +6,13 @@ at the current node's location; when every operand is an array it runs the op's 
 instead and returns an array, so a converter written once folds whatever is constant (a
 BatchNormalization's statistics, a Gemm's transposed weight). Arrays become ``arith.constant``
 (large ones ``dense_resource`` blobs) only where a built op uses them.
+
+The builder also knows every value's dims as symbols (:mod:`.symbolic`): a graph input's
+symbolic dim is its ``dim_param`` (``N``), and each op built gets its result dims from its
+operands' (its shape rule evaluated on probe sizes, matched to an operand dim; a reshape's
+worked out exactly; a dim no rule explains gets a fresh symbol). So ``Shape`` of any value
+folds into a symbolic shape value, and a symbolic size is made a run-time value where an op
+needs one (:meth:`GraphBuilder.dim_value`: an ``iota`` of a value that has that dim).
 """
 
 from __future__ import annotations
@@ -24,6 +31,9 @@ from mlcir.errors import FrontendError
 
 from .converter import Node, Value, normalize_axes, normalize_axis
 from .loader import Shape
+from mlcir.dialects.dims import result_dims
+
+from .symbolic import Dim, NotExpressible, SymbolicDim, divide_exactly, format_dims, is_symbolic
 
 def tensor_type(shape: Shape, dtype: np.dtype) -> ir.RankedTensorType:
     dyn = ir.ShapedType.get_dynamic_size()
@@ -39,6 +49,13 @@ class GraphBuilder:
         self.loc: ir.Location | None = None
         # Arrays already materialised in this function: id(array) -> (array, value).
         self._materialized: dict[int, tuple[np.ndarray, ir.Value]] = {}
+        # The symbolic dims of values with dynamic ones, and for each symbol a value and
+        # axis of that size (to make it a run-time value).
+        self._dims: dict[ir.Value, tuple[SymbolicDim, ...]] = {}
+        self._carriers: dict[str, tuple[ir.Value, int]] = {}
+        self._scalars: dict[str, ir.Value] = {}
+        # A reshape's result -> the value its chain of reshapes started from.
+        self._reshaped_from: dict[ir.Value, ir.Value] = {}
 
     def at(self, node: Node | None, loc: ir.Location) -> None:
         """Make ``node`` the one being converted: ops built from now carry ``loc``."""
@@ -97,12 +114,201 @@ class GraphBuilder:
             return v.dtype
         return numpy_dtype(ir.RankedTensorType(v.type).element_type)
 
+    # -- symbolic dims ----------------------------------------------------------------------
+
+    def declare_input(self, v: ir.Value, name: str, symbols: Sequence[str]) -> None:
+        """Graph input ``v``: its dynamic dims are the symbols (``dim_param``; ``""``: the
+        input's own ``<name>.<axis>``)."""
+        dims: list[SymbolicDim] = []
+        for axis, d in enumerate(self.shape(v)):
+            if d is not None:
+                dims.append(d)
+                continue
+            symbol = (symbols[axis] if axis < len(symbols) else "") or f"{name}.{axis}"
+            dims.append(Dim.symbol(symbol))
+            self._carriers.setdefault(symbol, (v, axis))
+        self._dims[v] = tuple(dims)
+
+    def dims(self, v: Value) -> tuple[SymbolicDim, ...]:
+        """``v``'s dims: ints where static, :class:`~.symbolic.Dim` where dynamic."""
+        if isinstance(v, np.ndarray):
+            return tuple(v.shape)
+        found = self._dims.get(v)
+        if found is None:
+            found = self._name_dims(v, self.shape(v))
+        return found
+
+    def _name_dims(self, v: ir.Value, dims: Sequence[SymbolicDim | None]) -> tuple:
+        """``dims`` with a fresh symbol for each unknown one (a value of that size: ``v``)."""
+        out: list[SymbolicDim] = []
+        for axis, d in enumerate(dims):
+            if d is None:
+                symbol = f"{self.node.label if self.node else 'value'}.{axis}"
+                while symbol in self._carriers:
+                    symbol += "'"
+                self._carriers[symbol] = (v, axis)
+                d = Dim.symbol(symbol)
+            out.append(d)
+        self._dims[v] = tuple(out)
+        return self._dims[v]
+
+    def _propagate(self, name: str, operands: Sequence[ir.Value], results: list[ir.Value]
+                   ) -> None:
+        """The symbolic dims of a graph op's results from its operands'."""
+        if all(None not in self.shape(r) for r in results):
+            return
+        opdef = graph.OPS[name]
+        found = result_dims(opdef, opdef.read_attrs(results[0].owner),
+                            [self.dims(o) for o in operands], [o.type for o in operands],
+                            [self.shape(r) for r in results])
+        for result, dims in zip(results, found):
+            self._name_dims(result, dims)
+
+    def dim_value(self, d: SymbolicDim) -> Value:
+        """A size as a 0-d i64 value: a constant, or computed at run time from the values
+        that have its symbols as dims."""
+        if not isinstance(d, Dim):
+            return np.array(int(d), dtype=np.int64)
+        total: Value = np.array(0, dtype=np.int64)
+        for monomial, coefficient in d.terms.items():
+            term: Value = np.array(coefficient, dtype=np.int64)
+            for symbol in monomial:
+                term = self.op("multiply", term, self._symbol_value(symbol))
+            total = self.op("add", total, term)
+        return total
+
+    def _symbol_value(self, symbol: str) -> ir.Value:
+        if symbol not in self._scalars:
+            last = self.op("take", self.iota(Dim.symbol(symbol)), np.array(-1, np.int64), axis=0)
+            self._scalars[symbol] = self.op("add", last, np.array(1, np.int64))
+        return self._scalars[symbol]
+
+    def iota(self, d: SymbolicDim) -> Value:
+        """The i64 vector ``0, 1, ..., d - 1``; a symbolic ``d`` must be one symbol (the dim
+        of a value)."""
+        if not isinstance(d, Dim):
+            return np.arange(int(d), dtype=np.int64)
+        if len(d.terms) != 1 or list(d.terms.values()) != [1] or len(next(iter(d.terms))) != 1:
+            raise NotExpressible(f"a range of length {d} (only the size of a dim, such as N, "
+                                 "is a run-time length)")
+        carrier, axis = self._carriers[next(iter(d.symbols))]
+        return self.op("iota", carrier, axis=axis)
+
+    def materialize(self, v: Value) -> Value:
+        """A symbolic shape value as an i64 tensor computed at run time (others unchanged)."""
+        if not is_symbolic(v):
+            return v
+        parts = [self.reshape(self.dim_value(d), [1]) for d in v.reshape(-1)]
+        return self.reshape(self.concat(parts, 0), list(v.shape))
+
+    def expand_to(self, v: Value, dims: Sequence[SymbolicDim]) -> Value:
+        """``v`` broadcast (numpy rules) to ``dims``; a symbolic dim that ``v`` lacks is made
+        by broadcasting against a zero vector of that length (an ``iota`` times 0)."""
+        own = (1,) * (len(dims) - self.rank(v)) + self.dims(v)
+        if len(dims) < self.rank(v):
+            raise self.error(f"cannot expand a value of rank {self.rank(v)} to the lower rank "
+                             f"{len(dims)}")
+        static = []
+        for axis, (a, b) in enumerate(zip(own, dims)):
+            if a == b or b == 1:
+                static.append(a if isinstance(a, int) else 1)
+            elif a == 1:
+                static.append(b if isinstance(b, int) else 1)
+            else:
+                raise self.error(f"cannot broadcast {format_dims(own)} to {format_dims(dims)} "
+                                 f"(axis {axis})")
+        if len(static) != self.rank(v) or \
+                static != [d if isinstance(d, int) else 1 for d in own]:
+            v = self.broadcast_static(v, static)
+        bool_ = self.dtype(v) == np.bool_
+        for axis, (a, b) in enumerate(zip(own, dims)):
+            if a != b and isinstance(b, Dim):
+                shape = [1] * len(dims)
+                shape[axis] = -1
+                zeros = self.reshape(self.op("multiply", self.iota(b), np.array(0, np.int64)),
+                                     shape)
+                if bool_:
+                    v = self.op("logical_or", v, self.astype(zeros, np.bool_))
+                else:
+                    v = self.op("add", v, self.astype(zeros, self.dtype(v)))
+        return v
+
+    def broadcast_static(self, v: Value, shape: Sequence[int]) -> Value:
+        """``v`` broadcast where ``shape`` has static sizes and ``v`` a 1 (dynamic dims of
+        ``v`` keep their place: a constant zeros tensor is added)."""
+        if None not in self.shape(v):
+            return self.broadcast_to(v, shape)
+        zeros = np.zeros(shape, dtype=self.dtype(v))
+        if self.dtype(v) == np.bool_:
+            return self.op("logical_or", v, zeros)
+        return self.op("add", v, zeros)
+
+    def reshape_to(self, v: Value, dims: Sequence[SymbolicDim]) -> Value:
+        """``v`` reshaped to the symbolic ``dims``: a chain of reshapes restarts from its
+        first input, dims of the input are kept (0 at the same position, else -2 - j; in the
+        input's order), at most one other dim is dynamic (-1); anything else raises
+        NotExpressible."""
+        if isinstance(v, np.ndarray):
+            if any(isinstance(d, Dim) for d in dims):
+                raise NotExpressible(f"a constant of shape {list(v.shape)} reshaped to the "
+                                     f"symbolic {format_dims(dims)}")
+            return v.reshape([int(d) for d in dims])
+        sources = [v]
+        while sources[-1] in self._reshaped_from:
+            sources.append(self._reshaped_from[sources[-1]])
+        problem = None
+        for source in reversed(sources):  # the earliest first: fewer views
+            try:
+                return self._reshape_keeping(source, dims)
+            except NotExpressible as e:
+                problem = problem or e
+        raise problem  # type: ignore[misc]
+
+    def _reshape_keeping(self, v: ir.Value, dims: Sequence[SymbolicDim]) -> Value:
+        own = self.dims(v)
+        if tuple(own) == tuple(dims):
+            return v
+        total, rest = Dim.of(1), Dim.of(1)
+        for d in own:
+            total = Dim.of(total * d)
+        shape: list[int] = []
+        last = -1  # kept dims stay in x's order
+        for i, d in enumerate(dims):
+            if isinstance(d, int):
+                shape.append(d)
+                rest = Dim.of(rest * d)
+                continue
+            j = i if i < len(own) and own[i] == d and i > last else next(
+                (j for j in range(last + 1, len(own)) if own[j] == d), None)
+            if j is None:
+                shape.append(-1)
+                continue
+            shape.append(0 if j == i else -2 - j)
+            rest = Dim.of(rest * d)
+            last = j
+        if shape.count(-1) > 1 or (sum(isinstance(d, Dim) for d in dims) > 1 and
+                                   graph.reshape_groups(self.shape(v), shape) is None):
+            raise NotExpressible(f"a reshape of {format_dims(own)} to {format_dims(dims)} "
+                                 "(more than one dynamic dim, not all of them dims of the "
+                                 "input kept in its order with static dims between them)")
+        if -1 in shape and divide_exactly(total.simplify(), rest.simplify()) != \
+                dims[shape.index(-1)]:
+            raise NotExpressible(f"cannot reshape {format_dims(own)} to {format_dims(dims)}")
+        if -1 not in shape and Dim.of(total.simplify()) != Dim.of(rest.simplify()):
+            raise NotExpressible(f"cannot reshape {format_dims(own)} to {format_dims(dims)}")
+        result = self.op("reshape", v, shape=shape)
+        self._dims[result] = tuple(dims)
+        self._reshaped_from[result] = v
+        return result
+
     # -- building -----------------------------------------------------------------------------
 
     def value(self, v: Value) -> ir.Value:
         """``v`` as an SSA value: arrays become an ``arith.constant`` (once per array)."""
         if not isinstance(v, np.ndarray):
             return v
+        if is_symbolic(v):
+            return self.value(self.materialize(v))
         hit = self._materialized.get(id(v))
         if hit is not None and hit[0] is v:
             return hit[1]
@@ -124,10 +330,13 @@ class GraphBuilder:
         if operands and all(isinstance(v, np.ndarray) for v in operands) and opdef.evaluate:
             result = opdef.evaluate(*operands, **attrs)
             return np.asarray(result)
+        built = [self.value(v) for v in operands]
         try:
-            return graph.build(name, [self.value(v) for v in operands], attrs, loc=self.loc)
+            result = graph.build(name, built, attrs, loc=self.loc)
         except ShapeError as e:
             raise self.error(str(e)) from None
+        self._propagate(name, built, result if isinstance(result, list) else [result])
+        return result
 
     def reshape(self, v: Value, shape: Sequence[int]) -> Value:
         """``v`` reshaped to ``shape`` (numpy for constants; nothing when equal); a -1 is the
@@ -184,9 +393,25 @@ class GraphBuilder:
                     raise self.error(f"inputs of shapes {' and '.join(_fmt(x) for x in shapes)} "
                                      f"differ outside the concatenated axis {axis}")
         result_type = tensor_type(tuple(out), self.dtype(values[0]))
-        return tensor.ConcatOp(result_type, axis, [self.value(v) for v in values],
-                               loc=self.loc).result
+        result = tensor.ConcatOp(result_type, axis, [self.value(v) for v in values],
+                                 loc=self.loc).result
+        if None in out:
+            dims = [self.dims(v) for v in values]
+            joined: list[SymbolicDim | None] = list(out)
+            for d, size in enumerate(out):
+                if size is not None:
+                    continue
+                if d == axis:
+                    total: SymbolicDim = 0
+                    for part in dims:
+                        total = total + part[d]
+                    joined[d] = total
+                else:
+                    joined[d] = next((p[d] for p in dims if isinstance(p[d], Dim)), None)
+            self._name_dims(result, joined)
+        return result
 
 
 def _fmt(shape: Sequence[int | None]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+

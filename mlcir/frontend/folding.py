@@ -4,7 +4,7 @@ mlcir folds with its own numpy semantics first: the node's converter run on the 
 inputs, where every graph op it asks for is evaluated by that op's ``evaluate`` (the same
 numpy the lowerings are tested against), so a folded node means what the compiled one would.
 Only ops without a converter go to onnx's ``onnx.reference.ReferenceEvaluator`` run on that
-one node (shape arithmetic such as ``ConstantOfShape``, ``Range``…): it is wrong in places —
+one node (``NonZero``, ``Tile``, ``OneHot``…): it is wrong in places —
 its GatherElements reads only the first element when the gathered axis is longer than 32
 (``np.choose``'s limit).
 Nodes with subgraphs and random generators are never folded.

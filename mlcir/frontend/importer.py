@@ -3,13 +3,19 @@
 Two passes over the nodes, in graph order:
 
 1. **Plan** (nothing is built): constants are propagated — initializers, ``Constant`` nodes,
-   nodes whose inputs are all known (folded by onnx's reference evaluator, see
-   :mod:`.folding`) and ``Shape`` of a tensor whose dims are static. Every other node needs a
-   converter for the model's opset whose checks pass; every problem of every node is collected
-   and reported in one :class:`~mlcir.errors.FrontendError`.
+   nodes whose inputs are all known (folded, see :mod:`.folding`) and ``Shape`` of a tensor
+   whose dims are static. ``Shape``/``Size`` of a tensor with symbolic dims, and the shape
+   arithmetic on it (:data:`.symbolic.FOLDERS`), are *symbolic*: folded while building, when
+   the dims are known as symbols. Every other node needs a converter for the model's opset
+   whose checks pass; every problem of every node is collected and reported in one
+   :class:`~mlcir.errors.FrontendError`.
 2. **Build**: ``main(graph inputs...) -> graph outputs`` is built with the converters; its
    arguments and results carry the ONNX names (``graph.name``), every op a location naming its
    ONNX node, and the weights are ``arith.constant`` ops (``dense_resource`` when large).
+   Symbolic nodes are folded on the builder's symbolic dims (:mod:`.symbolic`); one that
+   cannot be (``N == 4``?) is built by its converter instead, its symbolic inputs computed at
+   run time; a shape input that must be known (Reshape's, Expand's...) and is not expressible
+   is an error naming the node.
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ from .builder import GraphBuilder, tensor_type
 from .folding import can_fold, fold
 from .loader import LoadedModel, ModelSource, Shape, load
 from .loader import tensor_type as onnx_tensor_type
-from .converter import Converter, InputInfo, Node
+from .converter import Converter, InputInfo, Node, Value
 from .registry import converter_table
+from .symbolic import FOLDERS, NotExpressible, evaluate, is_symbolic
 
 #: Problems listed in full in one error message; the rest are counted.
 MAX_LISTED = 50
@@ -46,26 +53,30 @@ def from_onnx(model: ModelSource, shape_dict: Mapping[str, Sequence[int | None]]
     that cannot be imported.
     """
     loaded = load(model, shape_dict)
-    nodes, foldable, constants = plan(loaded)
+    nodes, foldable, constants, symbolic = plan(loaded)
     ctx = context or make_context()
     with ctx:
-        return build_module(loaded, nodes, foldable, constants)
+        return build_module(loaded, nodes, foldable, constants, symbolic)
 
 
 # ----------------------------------------------------------------------------------------------
 # Plan
 
 
-def plan(loaded: LoadedModel) -> tuple[list[Node], set[int], dict[str, np.ndarray]]:
+def plan(loaded: LoadedModel
+         ) -> tuple[list[Node], set[int], dict[str, np.ndarray], set[int]]:
     """Propagate constants, check every other node; raise one error listing all problems.
 
-    Returns the nodes, the indices of the folded ones and every constant by value name.
+    Returns the nodes, the indices of the folded ones, every constant by value name and the
+    indices of the symbolic nodes (shape arithmetic on symbolic dims).
     """
     table = converter_table()
     constants: dict[str, np.ndarray] = dict(loaded.initializers)
     types = loaded.value_types
     nodes: list[Node] = []
     foldable: set[int] = set()
+    symbolic: set[int] = set()
+    symbolic_values: set[str] = set()
     problems: list[tuple[str, str]] = []
     for index, proto in enumerate(loaded.model.graph.node):
         node = Node(proto, index, loaded.opset,
@@ -88,10 +99,26 @@ def plan(loaded: LoadedModel) -> tuple[list[Node], set[int], dict[str, np.ndarra
         except ValueError as e:
             problems.append((node.describe(), str(e)))
             continue
-        problems.extend((node.describe(), p) for p in _check(node, table))
+        if _is_symbolic(node, symbolic_values):
+            symbolic.add(index)
+            symbolic_values.update(name for name in node.outputs if name)
+            if node.op_type not in table:
+                continue
+        problems.extend((node.describe(), p) for p in _check(node, table, symbolic_values))
     if problems:
         raise _problems_error(loaded, problems)
-    return nodes, foldable, constants
+    return nodes, foldable, constants, symbolic
+
+
+def _is_symbolic(node: Node, symbolic_values: set[str]) -> bool:
+    """Shape/Size of a tensor with a dynamic dim, or shape arithmetic on such values."""
+    if node.domain != "ai.onnx":
+        return False
+    if node.op_type in ("Shape", "Size"):
+        return True  # a static Shape was folded before
+    present = [i for i in node.inputs if i.present]
+    return node.op_type in FOLDERS and any(i.name in symbolic_values for i in present) and \
+        all(i.constant is not None or i.name in symbolic_values for i in present)
 
 
 def _input_info(name: str, constants: dict[str, np.ndarray],
@@ -116,7 +143,8 @@ def _static_shape_of(node: Node) -> np.ndarray | None:
     return np.array(dims, dtype=np.int64)
 
 
-def _check(node: Node, table: dict[str, type[Converter]]) -> list[str]:
+def _check(node: Node, table: dict[str, type[Converter]], symbolic_values: set[str]
+           ) -> list[str]:
     from mlcir.dialects import graph
 
     if node.domain != "ai.onnx":
@@ -141,9 +169,10 @@ def _check(node: Node, table: dict[str, type[Converter]]) -> list[str]:
                 break
     for index, role in cls.constant_inputs(node).items():
         info = node.input(index)
-        if info.present and info.constant is None:
+        if info.present and info.constant is None and info.name not in symbolic_values:
             problems.append(f"input {index} ('{role}', value '{info.name}') must be a constant "
-                            "(an initializer, a Constant, or computed from them only)")
+                            "(an initializer, a Constant, or computed from them and the "
+                            "shapes of tensors only)")
     try:
         problems.extend(cls.check(node))
     except ValueError as e:
@@ -156,8 +185,7 @@ def _unsigned_ops(table: dict[str, type[Converter]]) -> list[str]:
 
 
 # Ops with no converter that still import when their inputs are constants (shape arithmetic).
-_FOLD_ONLY = {"ConstantOfShape", "Range", "NonZero", "Size", "Tile", "ScatterND", "OneHot",
-              "EyeLike", "CumSum"}
+_FOLD_ONLY = {"NonZero", "Tile", "ScatterND", "OneHot", "EyeLike", "CumSum"}
 
 
 def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> FrontendError:
@@ -175,31 +203,34 @@ def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> Fro
 
 
 def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
-                 constants: dict[str, np.ndarray]) -> ir.Module:
+                 constants: dict[str, np.ndarray], symbolic: set[int] = frozenset()
+                 ) -> ir.Module:
     graph = loaded.model.graph
     file_loc = ir.Location.file(loaded.source, 0, 0)
     table = converter_table()
     builder = GraphBuilder()
     values: dict[str, object] = dict(constants)
+    why: dict[str, str] = {}  # values computed at run time since their arithmetic did not fold
     with file_loc:
         module = ir.Module.create()
         arg_types = [tensor_type(*onnx_tensor_type(vi.type)) for vi in loaded.inputs]
     with ir.InsertionPoint(module.body), file_loc:
         fn = func.FuncOp("main", ir.FunctionType.get(arg_types, []))
         entry = fn.add_entry_block(arg_locs=[ir.Location.name(vi.name) for vi in loaded.inputs])
-        for vi, arg in zip(loaded.inputs, entry.arguments):
-            values[vi.name] = arg
         with ir.InsertionPoint(entry):
+            for vi, arg in zip(loaded.inputs, entry.arguments):
+                values[vi.name] = arg
+                builder.declare_input(arg, vi.name, _dim_params(vi))
             for node in nodes:
                 if node.index in foldable:
                     continue
                 loc = ir.Location.name(node.label)
                 builder.at(node, loc)
                 inputs = [values[name] if name else None for name in node.proto.input]
-                impl = table[node.op_type].impl(node.opset)
                 try:
                     with loc:
-                        outputs = impl(builder, node, inputs)
+                        outputs = _convert(builder, table, node, inputs,
+                                           node.index in symbolic, why)
                 except (ValueError, IndexError, ArithmeticError) as e:
                     # numpy refusing a folded op's operands (an index out of range…)
                     raise builder.error(str(e)) from e
@@ -223,6 +254,44 @@ def build_module(loaded: LoadedModel, nodes: list[Node], foldable: set[int],
                                          for o in graph.output])
     verify_module(module)
     return module
+
+
+def _convert(builder: GraphBuilder, table: dict[str, type[Converter]], node: Node,
+             inputs: list[Value | None], symbolic: bool, why: dict[str, str]
+             ) -> Value | list[Value]:
+    """The node's outputs: folded when its inputs turned out constant, folded on symbols when
+    it is shape arithmetic that can be, else built by its converter. ``why`` collects, per
+    value computed at run time because shape arithmetic did not fold, the reason."""
+    if symbolic:
+        if can_fold(node, [v if isinstance(v, np.ndarray) and not is_symbolic(v) else None
+                           for v in inputs]):
+            return fold(node, inputs)
+        if all(v is None or isinstance(v, np.ndarray) for v in inputs):
+            try:
+                return evaluate(node, inputs)
+            except NotExpressible as e:
+                if node.op_type not in table:
+                    raise
+                why.update((name, f"'{node.label}': {e}") for name in node.outputs)
+    for name in node.proto.input:
+        if name in why:  # a value computed at run time from one that did not fold
+            why.update((out, why[name]) for out in node.outputs if out not in why)
+    cls = table[node.op_type]
+    keep = cls.constant_inputs(node)
+    for index, role in keep.items():
+        if index < len(inputs) and isinstance(inputs[index], ir.Value):
+            raise NotExpressible(
+                f"input {index} ('{role}', value '{node.proto.input[index]}') is computed at "
+                "run time: the shape arithmetic before it does not fold over the symbolic "
+                "dims" + (f" ({why[node.proto.input[index]]})"
+                          if node.proto.input[index] in why else ""))
+    inputs = [v if i in keep else builder.materialize(v) for i, v in enumerate(inputs)]
+    return cls.impl(node.opset)(builder, node, inputs)
+
+
+def _dim_params(vi: onnx.ValueInfoProto) -> list[str]:
+    dims = vi.type.tensor_type.shape.dim if vi.type.tensor_type.HasField("shape") else []
+    return [d.dim_param if d.HasField("dim_param") else "" for d in dims]
 
 
 def _name_attrs(name: str, type_proto: onnx.TypeProto) -> dict[str, ir.Attribute]:

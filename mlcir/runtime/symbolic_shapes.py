@@ -2,14 +2,14 @@
 derived at compile time from the graph-level body (what :mod:`mlcir.runtime.shapes`
 evaluates on the host at every call).
 
-Each graph op's own shape rule (the op table's ``infer``) is evaluated with *probe* sizes in
-place of its operands' dynamic dims; a dynamic result dim that follows one operand dim
-exactly (``N`` through matmul, add, relu, reshape with -1…) or affinely (``N - 1`` for a
-slice) gets that operand dim's expression. Probes are large and highly composite so that
-divisions in the rules (a reshape's -1, a window) stay exact, and no two operand dims' probes
-are affine in each other. ``tensor.concat`` adds its
-operands' dims along its axis. Anything else (a call, an op whose dim cannot be matched)
-leaves the dim unknown: that result then needs an output array from the caller, as before.
+Dims are polynomials over the argument symbols (:class:`mlcir.dialects.dims.Dim`). Each
+graph op's dims come from :func:`mlcir.dialects.dims.result_dims`: its own shape rule (the op
+table's ``infer``) evaluated with *probe* sizes of the symbols, a dynamic result dim matched
+to an operand dim that it follows exactly (``N`` through matmul, add, relu…) or affinely
+(``N - 1`` for a slice); a reshape's dims worked out exactly (``N*S`` for a flatten, ``N``
+again when it is split back). ``tensor.concat`` adds its operands' dims along its axis.
+Anything else (an op whose dim cannot be matched) leaves the dim unknown: a result with one
+then needs an output array from the caller, as before.
 """
 
 from __future__ import annotations
@@ -20,19 +20,10 @@ from typing import Sequence
 from mlir import ir
 
 from mlcir.dialects import ALL_OPS
-from mlcir.dialects.opdef import ShapeError, TensorSpec
+from mlcir.dialects.dims import Dim, result_dims
 
-# Expressions of a value's dims: an int (static), a string (symbolic) or None (unknown).
-Dims = tuple["int | str | None", ...]
-PROBES = 3
-
-
-def _probe(expr_index: int, probe: int) -> int:
-    """The size given to the ``expr_index``-th operand expression in probe ``probe``: no two
-    expressions' probe sizes are affine in each other (a different curvature each), so a
-    result dim matches the one expression it follows; multiples of 2520 keep divisions by
-    small factors exact."""
-    return 5040 * (1 + probe) + 2520 * expr_index * probe * probe
+# A value's dims: an int (static), a Dim (symbolic) or None (unknown).
+Dims = tuple["int | Dim | None", ...]
 
 
 def symbol_name(text: str) -> str:
@@ -54,59 +45,15 @@ def _static_dims(t: ir.Type) -> Dims:
     return tuple(shape) if shape is not None else ()
 
 
-def _wrap(expr: str) -> str:
-    return expr if re.fullmatch(r"[\w.]+", expr) else f"({expr})"
-
-
-def _affine(expr: str, a: int, b: int) -> str:
-    text = expr if a == 1 else f"{a}*{_wrap(expr)}"
-    return text if b == 0 else f"{text} + {b}" if b > 0 else f"{text} - {-b}"
-
-
 def _graph_op_dims(op: ir.Operation, operands: list[Dims]) -> list[Dims]:
-    """Result dims of a graph op from its operands' dims, by probing its shape rule."""
-    opdef = ALL_OPS[op.name]
+    """Result dims of a graph op from its operands' dims."""
     results = [_static_dims(r.type) for r in op.results]
     if all(None not in r for r in results):
         return results
-    exprs = sorted({d for dims in operands for d in dims if isinstance(d, str)})
-    if any(d is None for dims in operands for d in dims) or not exprs:
-        return results
-    attrs = opdef.read_attrs(op)
-    probed: list[list[TensorSpec]] = []
-    for k in range(PROBES):
-        values = {e: _probe(i, k) for i, e in enumerate(exprs)}
-        specs = [TensorSpec(tuple(values[d] if isinstance(d, str) else d for d in dims),
-                            ir.RankedTensorType(v.type).element_type)
-                 for dims, v in zip(operands, op.operands)]
-        try:
-            probed.append(opdef.infer(specs, attrs))
-        except (ShapeError, ValueError, ZeroDivisionError, TypeError):
-            return results
-    out = []
-    for index, dims in enumerate(results):
-        found: list[int | str | None] = []
-        for axis, dim in enumerate(dims):
-            if dim is not None:
-                found.append(dim)
-                continue
-            sizes = [p[index].shape[axis] for p in probed]
-            found.append(None if None in sizes else _match(sizes, exprs))
-        out.append(tuple(found))
-    return out
-
-
-def _match(sizes: Sequence[int], exprs: Sequence[str]) -> str | None:
-    """The operand expression that ``sizes`` (one per probe) follow, exactly or affinely."""
-    for i, expr in enumerate(exprs):
-        xs = [_probe(i, k) for k in range(PROBES)]
-        if (sizes[1] - sizes[0]) % (xs[1] - xs[0]):
-            continue
-        a = (sizes[1] - sizes[0]) // (xs[1] - xs[0])
-        b = sizes[0] - a * xs[0]
-        if a != 0 and all(a * x + b == s for x, s in zip(xs, sizes)):
-            return _affine(expr, a, b)
-    return None
+    opdef = ALL_OPS[op.name]
+    found = result_dims(opdef, opdef.read_attrs(op), operands,
+                        [v.type for v in op.operands], results)
+    return [tuple(dims) for dims in found]
 
 
 def _concat_dims(op: ir.Operation, operands: list[Dims]) -> list[Dims]:
@@ -117,9 +64,12 @@ def _concat_dims(op: ir.Operation, operands: list[Dims]) -> list[Dims]:
             continue
         parts = [o[i] for o in operands]
         if i != axis:
-            dims[i] = next((p for p in parts if isinstance(p, str)), None)
+            dims[i] = next((p for p in parts if isinstance(p, Dim)), None)
         elif all(p is not None for p in parts):
-            dims[i] = " + ".join(_wrap(str(p)) for p in parts)
+            total = 0
+            for p in parts:
+                total = total + p
+            dims[i] = total
     return [tuple(dims)]
 
 
@@ -170,7 +120,7 @@ def result_symbols(fn: ir.Operation, arg_symbols: Sequence[Sequence[str | None]]
     arg_dims = []
     for arg, symbols in zip(fn.regions[0].blocks[0].arguments, arg_symbols):
         static = _static_dims(arg.type)
-        arg_dims.append(tuple(s if d is None else d for d, s in zip(static, symbols))
-                        if symbols else static)
-    return [tuple(d if isinstance(d, str) else None for d in dims)
+        arg_dims.append(tuple(Dim.symbol(s) if d is None and s else d
+                              for d, s in zip(static, symbols)) if symbols else static)
+    return [tuple(str(d) if isinstance(d, Dim) else None for d in dims)
             for dims in _body_dims(fn, arg_dims)]

@@ -1,9 +1,10 @@
-"""reshape, broadcast_to, strided_slice, take and gather_elements → views and copy/gather
-blocks.
+"""reshape, broadcast_to, strided_slice, take, gather_elements and iota → views and
+copy/gather blocks.
 
 - ``reshape`` is a *view*, lowered where it stands (in the graph function, or in a fused
   kernel), never a kernel of its own: ``tensor.expand_shape`` or ``tensor.collapse_shape`` when
   the dims regroup, else a collapse to 1-D followed by an expand.
+- ``iota`` is a block writing its index (a range whose length is a dim of its operand).
 - ``broadcast_to`` is a copy block (``linalg.generic`` with numpy's broadcasting map).
 - ``strided_slice`` with positive strides is ``tensor.extract_slice`` (a strided view) copied
   into the destination by a ``strided_slice`` block (``linalg.copy``); with a negative stride
@@ -25,6 +26,7 @@ from typing import Callable, Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from mlcir.dialects import graph
 from mlcir.dialects.loop import tag_block
 
 from .rule import LoweringContext, lowering
@@ -60,13 +62,12 @@ def regrouping(big: Sequence[int], small: Sequence[int]) -> list[list[int]] | No
 @lowering("reshape", view=True)
 def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
     (x,) = cx.inputs
-    target = list(cx.attrs["shape"])
     shape = b.shape_of(x)
-    if -1 in target:
-        if None in shape:
-            return [_reshape_dynamic(x, target)]
-        rest = math.prod(d for d in target if d != -1)
-        target = [math.prod(shape) // rest if d == -1 else d for d in target]
+    target = graph.reshape_result(shape, cx.attrs["shape"])
+    if None in target:
+        # The 0s and a -1 that stays dynamic (a static one made its size).
+        return [_reshape_dynamic(x, [t if d == -1 and t is not None else d
+                                     for d, t in zip(cx.attrs["shape"], target)])]
     if None in shape:
         # A dynamic source: flatten, then state the (verified) static element count.
         flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
@@ -85,14 +86,81 @@ def lower_reshape(cx: LoweringContext) -> list[ir.Value]:
 
 
 def _reshape_dynamic(x: ir.Value, target: Sequence[int]) -> ir.Value:
-    """A dynamic ``x`` to ``target`` with one -1 (the dynamic dim): flattened to 1-D, then
-    expanded, the -1 being the element count over the product of the static dims."""
+    """A dynamic reshape. With dims kept from ``x`` (0, or -2 - j; in x's order): the x dims
+    between two kept ones collapsed and expanded to the target dims between them, unit dims
+    joining a kept dim's group, so every expand group has one dynamic dim at most
+    (expand-strided-metadata asserts on more). Else ``x`` flattened to 1-D and expanded (the
+    one dynamic dim, a -1, the element count over the product of the others)."""
     shape = b.shape_of(x)
+    regrouped = _regroup_keeping(x, target)
+    if regrouped is not None:
+        return regrouped
     flat = b.collapse(x, [list(range(len(shape)))]) if len(shape) != 1 else x
-    count = tensor.dim(flat, b.index(0))
-    rest = b.index(math.prod(d for d in target if d != -1))
-    out = [None if d == -1 else d for d in target]
-    return b.expand(flat, out, [list(range(len(out)))], [arith.divsi(count, rest)])
+    out: list[int | None] = []
+    sizes: list[ir.Value] = []
+    rest = b.index(1)
+    for p, d in enumerate(target):  # one dynamic dim at most (reshape_result checks)
+        j = graph.reshape_source_axis(d, p)
+        size = shape[j] if j is not None else None if d == -1 else d
+        out.append(size)
+        if j is not None and size is None:
+            sizes.append(b.dim(x, j))
+        if d != -1:
+            rest = arith.muli(rest, sizes[-1] if size is None else b.index(size))
+    if -1 in target:
+        sizes.append(arith.divsi(tensor.dim(flat, b.index(0)), rest))
+    return b.expand(flat, out, [list(range(len(out)))], sizes)
+
+
+def _regroup_keeping(x: ir.Value, target: Sequence[int]) -> ir.Value | None:
+    """The reshape as a collapse and an expand around the kept dims
+    (:func:`mlcir.dialects.graph.reshape_groups`), or None when it is no such regrouping."""
+    shape = b.shape_of(x)
+    found = graph.reshape_groups(shape, target)
+    if found is None:
+        return None
+    collapse, expand, mid = found
+    source = b.collapse(x, collapse) if len(collapse) != len(shape) else x
+    out: list[int | None] = []
+    sizes: list[ir.Value] = []
+    for m, group in enumerate(expand):
+        for p in group:
+            d = target[p]
+            j = graph.reshape_source_axis(d, p)
+            if j is not None:
+                out.append(shape[j])
+                if shape[j] is None:
+                    sizes.append(b.dim(x, j))
+            elif d == -1:
+                static = math.prod(target[q] for q in group if target[q] != -1)
+                if mid[m] is not None:
+                    out.append(mid[m] // static)
+                else:
+                    out.append(None)
+                    sizes.append(arith.divsi(b.dim(source, m), b.index(static)))
+            else:
+                out.append(d)
+    if len(expand) == len(target):
+        return source
+    return b.expand(source, out, expand, sizes)
+
+
+def _iota_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
+                    ) -> list[ir.Value | None]:
+    (x,) = inputs
+    axis = attrs["axis"]
+    return [b.dim(x, axis) if b.shape_of(x)[axis] is None else None]
+
+
+@lowering("iota", dest_dims=_iota_dest_dims)
+def lower_iota(cx: LoweringContext) -> list[ir.Value]:
+    (dest,) = cx.dests
+
+    def position(_: ir.Value) -> ir.Value:
+        return arith.index_cast(b.element_type(dest), linalg.IndexOp(0).result)
+
+    return b.generic(cx.block_name("iota"), [], [dest], [b.identity_map(1)], [b.PARALLEL],
+                     position)
 
 
 @lowering("broadcast_to")

@@ -5,6 +5,8 @@ data) — with the shape arithmetic, Constant nodes and naming exporters really 
 hand-built test models do not have. Re-create them with torch 2.13 and onnxscript:
 
     python tests/models/pytorch/export.py
+
+``tests/models/export_real.py`` re-exports the same models with a dynamic batch axis.
 """
 import os
 
@@ -48,16 +50,24 @@ class Attn(nn.Module):
         s.enc = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True, dropout=0.0)
     def forward(s, x): return s.enc(x)
 
-os.chdir(os.path.dirname(os.path.abspath(__file__)))
-for name, m, x in [("lenet", LeNet(), torch.randn(1,1,28,28)), ("block", Block(), torch.randn(1,16,8,8)),
-                   ("attn", Attn(), torch.randn(1,10,32))]:
-    m.eval()
-    for dynamo in (False, True):
-        if dynamo and name == "lenet":
-            continue  # the TorchScript export of it suffices (its weights are the bulk)
-        path = f"{name}_{'dynamo' if dynamo else 'ts'}.onnx"
-        try:
-            torch.onnx.export(m, (x,), path, dynamo=dynamo, input_names=["x"], output_names=["y"], opset_version=17 if not dynamo else 18)
-            print("exported", path)
-        except Exception as e:  # noqa: BLE001 - report it and export the others
-            print("FAILED", path, type(e).__name__, str(e)[:200])
+def examples() -> list[tuple[str, nn.Module, torch.Tensor]]:
+    """Each model (in eval mode) with its example input (batch 1)."""
+    out = [("lenet", LeNet(), torch.randn(1, 1, 28, 28)), ("block", Block(), torch.randn(1, 16, 8, 8)),
+           ("attn", Attn(), torch.randn(1, 10, 32))]
+    for _, m, _ in out:
+        m.eval()
+    return out
+
+
+if __name__ == "__main__":
+    os.chdir(os.path.dirname(os.path.abspath(__file__)))
+    for name, m, x in examples():
+        for dynamo in (False, True):
+            if dynamo and name == "lenet":
+                continue  # the TorchScript export of it suffices (its weights are the bulk)
+            path = f"{name}_{'dynamo' if dynamo else 'ts'}.onnx"
+            try:
+                torch.onnx.export(m, (x,), path, dynamo=dynamo, input_names=["x"], output_names=["y"], opset_version=17 if not dynamo else 18)
+                print("exported", path)
+            except Exception as e:  # noqa: BLE001 - report it and export the others
+                print("FAILED", path, type(e).__name__, str(e)[:200])
