@@ -15,6 +15,6 @@ __all__ = ["LoweringContext", "Rule", "lowering", "load_all"]
 
 def load_all() -> dict[str, Rule]:
     """Import the rule modules (they register themselves) and return the table."""
-    from . import elementwise, linear_algebra, nn, reduction, shape  # noqa: F401
+    from . import elementwise, linear_algebra, nn, packed, reduction, shape  # noqa: F401
 
     return RULES
