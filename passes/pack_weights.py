@@ -10,7 +10,8 @@ weight folded here into a constant, so nothing packs per call.
 The result of ``matmul_packed`` is blocked, ``[.., M, N/n, n]``. Its elementwise consumers
 (bias add, activation, residual add) follow it into the blocked shape, their other operands
 reshaped (constants folded, activations through a view), so the fused kernel keeps its
-epilogue; one reshape back to ``[.., M, N]`` ends the chain (a view, no copy).
+epilogue; one reshape back to ``[.., M, N]`` ends the chain (a view, no copy). The original
+weights, now unused, are left to ``graph-dce`` (next in ``mlcir-kernels``).
 
 A module carrying ``mlcir.layout = "none"`` is left alone (``mlcir.build(..., layout="none")``).
 """
@@ -52,18 +53,22 @@ def pack_weights(module: ir.Module | ir.Operation, *, panel: int = DEFAULT_PANEL
     for fn in functions(root):
         if KERNEL_ATTR in fn.attributes or not fn.regions[0].blocks:
             continue
-        matmuls: list[ir.Operation] = []
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == "graph.matmul":
-                matmuls.append(op)
-            return ir.WalkResult.ADVANCE
-
-        fn.operation.walk(visit)
-        for op in matmuls:
+        for op in _matmuls(fn.operation):
             if _pack(op, panel, packed):
                 count += 1
     return count
+
+
+def _matmuls(fn: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "graph.matmul":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    fn.walk(visit)
+    return found
 
 
 def _static_shape(value: ir.Value) -> list[int] | None:
