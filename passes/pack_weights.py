@@ -8,10 +8,10 @@ few rows for ``N = 3072``). Packed once into panels ``[N/n, K, n]`` (MLAS's pack
 weight folded here into a constant, so nothing packs per call.
 
 The result of ``matmul_packed`` is blocked, ``[.., M, N/n, n]``. Its elementwise consumers
-(bias add, activation, residual add) follow it into the blocked shape, their other operands
-reshaped (constants folded, activations through a view), so the fused kernel keeps its
-epilogue; one reshape back to ``[.., M, N]`` ends the chain (a view, no copy). The original
-weights, now unused, are left to ``graph-dce`` (next in ``mlcir-kernels``).
+(bias add, activation, residual add) follow it into the blocked shape
+(:func:`.layout_chains.follow_chain`), so the fused kernel keeps its epilogue; one reshape
+back to ``[.., M, N]`` ends the chain (a view, no copy). The original weights, now unused,
+are left to ``graph-dce`` (next in ``mlcir-kernels``).
 
 A module carrying ``mlcir.layout = "none"`` is left alone (``mlcir.build(..., layout="none")``).
 """
@@ -27,19 +27,13 @@ from mlcir.dialects.loop import KERNEL_ATTR
 
 from .constants import constant_array, is_constant, make_constant
 from .graph_to_loop import functions
+from .layout_chains import LAYOUT_ATTR, follow_chain, layout_disabled, static_shape
 from .registry import ModulePass, register_pass
 
 # Columns of a panel: the widest register tile the CPU defaults choose (AVX-512: 8 x 32; an
 # AVX2 tile of 16 or 8 columns reads half or a quarter of each panel row, still contiguous).
 DEFAULT_PANEL = 32
-LAYOUT_ATTR = "mlcir.layout"
-_CHAIN_PATTERNS = ("elementwise", "broadcast")
-
-
-def layout_disabled(module: ir.Operation) -> bool:
-    """Whether ``module`` asks to keep its original layouts (``mlcir.layout = "none"``)."""
-    attrs = module.attributes
-    return LAYOUT_ATTR in attrs and ir.StringAttr(attrs[LAYOUT_ATTR]).value == "none"
+__all__ = ["DEFAULT_PANEL", "LAYOUT_ATTR", "PackWeights", "pack_weights"]
 
 
 def pack_weights(module: ir.Module | ir.Operation, *, panel: int = DEFAULT_PANEL) -> int:
@@ -71,16 +65,9 @@ def _matmuls(fn: ir.Operation) -> list[ir.Operation]:
     return found
 
 
-def _static_shape(value: ir.Value) -> list[int] | None:
-    t = value.type
-    if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
-        return None
-    return list(ir.RankedTensorType(t).shape)
-
-
 def _pack(op: ir.Operation, panel: int, packed: list[tuple[ir.Value, ir.Value]]) -> bool:
     lhs, rhs = op.operands
-    lhs_shape, rhs_shape = _static_shape(lhs), _static_shape(rhs)
+    lhs_shape, rhs_shape = static_shape(lhs), static_shape(rhs)
     if lhs_shape is None or rhs_shape is None or len(lhs_shape) < 2 or len(rhs_shape) != 2 \
             or not is_constant(rhs):
         return False
@@ -92,7 +79,7 @@ def _pack(op: ir.Operation, panel: int, packed: list[tuple[ir.Value, ir.Value]])
         return False
     with ir.InsertionPoint(op), op.location:
         blocked = graph.matmul_packed(lhs, weight)
-    _follow_chain(op, blocked, panel)
+    follow_chain(op, blocked, lambda own, shape: _panel_shape(own, shape, panel))
     return True
 
 
@@ -113,78 +100,16 @@ def _packed_weight(rhs: ir.Value, k: int, n: int, panel: int,
     return panels
 
 
-def _follow_chain(matmul: ir.Operation, blocked: ir.Value, panel: int) -> None:
-    """Rewrite the single-user elementwise chain after ``matmul`` in the blocked shape, then
-    reshape back once where it ends, and erase the originals."""
-    original = matmul.results[0]
-    shape = _static_shape(original)
-    assert shape is not None
-    old_ops = [matmul]
-    while True:
-        uses = list(original.uses)
-        if len(uses) != 1:
-            break
-        user = uses[0].owner
-        new = _blocked_op(user, original, blocked, shape, panel)
-        if new is None:
-            break
-        old_ops.append(user)
-        original, blocked = user.results[0], new
-    with ir.InsertionPoint(old_ops[-1]), old_ops[-1].location:
-        back = graph.reshape(blocked, shape=shape)
-    original.replace_all_uses_with(back)
-    for old in reversed(old_ops):
-        old.erase()
-
-
-def _blocked_op(user: ir.Operation, original: ir.Value, blocked: ir.Value, shape: list[int],
-                panel: int) -> ir.Value | None:
-    """``user`` rebuilt on the blocked value (its other operands reshaped to match), or None
-    when it is no elementwise op keeping ``shape``."""
-    short = user.name.split(".", 1)[1] if user.name.startswith("graph.") else ""
-    opdef = graph.OPS.get(short)
-    if opdef is None or opdef.pattern not in _CHAIN_PATTERNS or len(user.results) != 1 or \
-            any(a.kind in ("ints", "dense") for a in opdef.attrs) or \
-            _static_shape(user.results[0]) != shape:
-        return None
-    attrs = {a.name: a.read(user.attributes[a.name]) for a in opdef.attrs}
-    with ir.InsertionPoint(user), user.location:
-        operands = []
-        for value in user.operands:
-            if value == original:
-                operands.append(blocked)
-                continue
-            other = _blocked_operand(value, shape, panel)
-            if other is None:
-                return None
-            operands.append(other)
-        try:
-            result = graph.build(short, operands, attrs)
-        except graph.ShapeError:
-            return None
-    assert isinstance(result, ir.Value)
-    return result
-
-
-def _blocked_operand(value: ir.Value, shape: list[int], panel: int) -> ir.Value | None:
-    """``value`` (broadcast against ``shape``) reshaped to broadcast against the blocked
-    shape: its last dim ``N`` split into ``[N/n, n]`` (a size-1 last dim into ``[1, 1]``)."""
-    own = _static_shape(value)
-    if own is None or len(own) > len(shape):
-        return None
+def _panel_shape(own: list[int], shape: list[int], panel: int) -> list[int] | None:
+    """The shape of an operand of ``own`` shape (broadcast against ``shape``) in the blocked
+    chain: its last dim ``N`` split into ``[N/n, n]``, a size-1 last dim into ``[1, 1]``."""
     if not own:
-        return value
+        return own
     if own[-1] == shape[-1]:
-        target = own[:-1] + [shape[-1] // panel, panel]
-    elif own[-1] == 1:
-        target = own[:-1] + [1, 1]
-    else:
-        return None
-    array = constant_array(value)
-    if array is not None:
-        return make_constant(array.reshape(target), ir.RankedTensorType.get(
-            target, ir.RankedTensorType(value.type).element_type))
-    return graph.reshape(value, shape=target)
+        return own[:-1] + [shape[-1] // panel, panel]
+    if own[-1] == 1:
+        return own[:-1] + [1, 1]
+    return None
 
 
 @register_pass
