@@ -3,6 +3,10 @@
     python bench/windows.py [--ops conv_s2,dwconv,dwconv_s2,maxpool_s2,avgpool_s2]
                             [--trials 64] [--threads 1]
 
+The ops ending in ``_r50``, ``_mbv2``, ``stem7x7_s2`` and ``global_avgpool`` are issue 14's
+per-op set at ResNet-50 / MobileNetV2 sizes; the matmuls with a constant right operand of that
+set are in bench/layouts.py.
+
 Each op is a one-node ONNX model (mlcir.testing.onnx_models.single_op, fixed seeds) measured
 as bench/models.py measures a model: output checked against onnxruntime, then, timed in turns
 in this process, ``ex.main`` against ``session.run`` (as called) and the prepared call against
@@ -46,6 +50,11 @@ def pool(op: str, channels: int, hw: int, k: int, stride: int, pad: int = 1):
     return model, onnx_models.single_op_inputs(model)
 
 
+def global_avgpool(channels: int, hw: int):
+    model = onnx_models.single_op("GlobalAveragePool", {"x": [1, channels, hw, hw]})
+    return model, onnx_models.single_op_inputs(model)
+
+
 OPS = {
     "conv_s2": lambda: conv(32, 64, 56, 3, 2),
     "dwconv": lambda: conv(64, 64, 56, 3, 1, groups=64),
@@ -56,6 +65,15 @@ OPS = {
     "conv_mnist1": lambda: conv(1, 32, 28, 3, 1, pad=0),
     "conv_mnist2": lambda: conv(32, 64, 26, 3, 1, pad=0),
     "maxpool_2x2": lambda: pool("MaxPool", 64, 24, 2, 2, pad=0),
+    # Issue 14's per-op set at ResNet-50 / MobileNetV2 sizes.
+    "conv3x3_r50": lambda: conv(64, 64, 56, 3, 1),
+    "conv3x3_s2_r50": lambda: conv(128, 128, 56, 3, 2),
+    "conv1x1_r50": lambda: conv(256, 64, 56, 1, 1),
+    "stem7x7_s2": lambda: conv(3, 64, 224, 7, 2),
+    "dwconv_mbv2": lambda: conv(144, 144, 56, 3, 1, groups=144),
+    "dwconv_s2_mbv2": lambda: conv(144, 144, 56, 3, 2, groups=144),
+    "maxpool_r50": lambda: pool("MaxPool", 64, 112, 3, 2),
+    "global_avgpool": lambda: global_avgpool(2048, 7),
 }
 
 

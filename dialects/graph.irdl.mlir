@@ -124,6 +124,13 @@ irdl.dialect @graph {
     %r0 = irdl.any
     irdl.results(result: %r0)
   }
+  irdl.operation @matmul_packed {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(lhs: %o0, packed: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+  }
   irdl.operation @permute_dims {
     %o0 = irdl.any
     irdl.operands(x: %o0)

@@ -108,6 +108,24 @@ def _matmul(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]
     return [TensorSpec(out, elem)]
 
 
+def _matmul_packed(specs: list[TensorSpec], _attrs: dict[str, Any]) -> list[TensorSpec]:
+    """``lhs [.., M, K]`` times a right operand packed in panels ``[N/n, K, n]`` (the order the
+    register tile streams it): the result stays blocked, ``[.., M, N/n, n]``."""
+    lhs, packed = specs
+    elem = _same_element_type(specs)
+    if lhs.rank < 2 or packed.rank != 3:
+        raise ShapeError(f"expects lhs [.., M, K] and packed [N/n, K, n], got {_fmt(lhs.shape)} "
+                         f"and {_fmt(packed.shape)}")
+    if None not in (lhs.shape[-1], packed.shape[1]) and lhs.shape[-1] != packed.shape[1]:
+        raise ShapeError(f"contracting dimensions differ: lhs {_fmt(lhs.shape)} has "
+                         f"K={lhs.shape[-1]}, packed {_fmt(packed.shape)} has K={packed.shape[1]}")
+    return [TensorSpec(lhs.shape[:-1] + (packed.shape[0], packed.shape[2]), elem)]
+
+
+def _np_matmul_packed(lhs: np.ndarray, packed: np.ndarray) -> np.ndarray:
+    return np.einsum("...mk,bkn->...mbn", lhs, packed).astype(lhs.dtype)
+
+
 def _permute_dims(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     (x,) = specs
     axes = attrs["axes"]
@@ -859,6 +877,10 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
     OpDef(DIALECT, "matmul", ("lhs", "rhs"), _matmul,
           summary="numpy.matmul: batched, broadcast leading dims, 1-D operands promoted.",
           pattern="anchor", evaluate=np.matmul),
+    OpDef(DIALECT, "matmul_packed", ("lhs", "packed"), _matmul_packed,
+          summary="lhs [.., M, K] times a constant right operand packed in panels [N/n, K, n] "
+                  "(graph-pack-weights); the result is blocked [.., M, N/n, n].",
+          pattern="anchor", evaluate=_np_matmul_packed),
     OpDef(DIALECT, "permute_dims", ("x",), _permute_dims,
           attrs=(AttrDef("axes", "ints", "result dim i is input dim axes[i]"),),
           summary="Transpose: the dimensions of x reordered by `axes`.", pattern="injective",
@@ -1243,6 +1265,12 @@ def ewise_fma(a: ir.Value, b: ir.Value, c: ir.Value, *, loc: ir.Location | None 
 def matmul(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
     """numpy.matmul: batched, broadcast leading dims, 1-D operands promoted."""
     return _build("matmul", lhs, rhs, loc=loc)
+
+
+def matmul_packed(lhs: ir.Value, packed: ir.Value, *, loc: ir.Location | None = None
+                  ) -> ir.Value:
+    """lhs [.., M, K] times a right operand packed in panels [N/n, K, n]: [.., M, N/n, n]."""
+    return _build("matmul_packed", lhs, packed, loc=loc)
 
 
 def permute_dims(x: ir.Value, *, axes: Sequence[int] = _REQUIRED,

@@ -144,10 +144,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if "graph" in dumps:
         _write_text(dumps["graph"], _asm(module))
     if "kernels" in dumps:
-        _write_text(dumps["kernels"], _asm(_kernels(module, records, target, schedule)))
+        _write_text(dumps["kernels"], _asm(_kernels(module, records, target, schedule,
+                                                    args.layout)))
     output = args.output or Path(args.model).with_suffix(".mlcir").name
     saved = mlcir.compile(module, target, output, records=records, schedule=schedule,
-                          pipeline=args.pipeline)
+                          pipeline=args.pipeline, layout=args.layout)
     if "llvm" in dumps:
         _write_text(dumps["llvm"], _asm(saved.lowered))
     if not args.quiet:
@@ -181,14 +182,18 @@ def _records(path: str | None) -> Any:
         raise CliError(f"--tuning-records: {error}") from None
 
 
-def _kernels(module: Any, records: Any, target: Any, schedule: str) -> Any:
+def _kernels(module: Any, records: Any, target: Any, schedule: str, layout: str) -> Any:
     """The loop-level kernels the build sees (each scheduled by its record or its default), on
     a copy."""
+    from mlir import ir
+
     from mlcir.ir import clone_module
+    from mlcir.passes.pack_weights import LAYOUT_ATTR
     from mlcir.tune.apply import schedule_kernels
 
     with module.context:
         kernels = clone_module(module)
+        kernels.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get(layout)
         schedule_kernels(kernels, target, records, defaults=schedule == "default")
     return kernels
 
@@ -481,6 +486,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--tuning-records", metavar="PATH",
                    help="apply the best schedules from a records file written by `mlcir tune "
                         "-o` or a tuning work_dir")
+    p.add_argument("--layout", choices=("packed", "none"), default="packed",
+                   help="packed (default): constant matmul weights are packed into the register "
+                        "tile's panels at compile time; none: kept as they are (experiments)")
     p.add_argument("--no-default-schedule", action="store_true",
                    help="leave kernels without a tuning record unscheduled (the naive "
                         "baseline) instead of giving them the target's default schedule")

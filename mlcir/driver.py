@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mlir import ir
+
 from mlcir.runtime import Executable
 from mlcir.runtime.compile import PreparedModule, as_module, prepare
 from mlcir.runtime.model_file import SavedModel, model_target, read_library
@@ -22,15 +24,19 @@ from mlcir.targets import backend_for
 
 
 SCHEDULES = ("default", "none")
+LAYOUTS = ("packed", "none")
 
 
-def _prepare(mod: Any, target: Target, records: Any,
-             schedule: str) -> tuple[Any, PreparedModule]:
+def _prepare(mod: Any, target: Target, records: Any, schedule: str,
+             layout: str = "packed") -> tuple[Any, PreparedModule]:
     """The source module and a verified copy with its signatures and library declarations,
     each kernel scheduled from ``records`` (with the static specialisations they tuned), else
-    by the target's default schedule (unless ``schedule`` is ``"none"``)."""
+    by the target's default schedule (unless ``schedule`` is ``"none"``). ``layout="none"``
+    keeps constant weights in their original layout (``graph-pack-weights`` skips the copy)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
     module = as_module(mod)
     if records is None:
         prepared = prepare(module)
@@ -38,6 +44,11 @@ def _prepare(mod: Any, target: Target, records: Any,
         from mlcir.tune.apply import with_specializations
 
         prepared = prepare(with_specializations(module, records))
+    if layout == "none":
+        from mlcir.passes.pack_weights import LAYOUT_ATTR
+
+        with prepared.work.context:
+            prepared.work.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get("none")
     if records is not None or schedule == "default":
         from mlcir.tune.apply import schedule_kernels
 
@@ -46,7 +57,8 @@ def _prepare(mod: Any, target: Target, records: Any,
 
 
 def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
-          schedule: str = "default", pipeline: str | None = None) -> Executable:
+          schedule: str = "default", pipeline: str | None = None,
+          layout: str = "packed") -> Executable:
     """Compile ``mod`` for ``target`` and return an :class:`~mlcir.runtime.Executable`.
 
     ``mod`` may be a graph-level module, loop-level kernels, or plain upstream MLIR (functions
@@ -55,27 +67,29 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     ``mlcir tune -o``) holds for it measured on the same target, else the target's default
     schedule (:func:`mlcir.tune.default_schedule`); ``schedule="none"`` leaves kernels without
     a record unscheduled (the naive baseline). ``pipeline`` replaces the target's default
-    codegen pipeline.
+    codegen pipeline. ``layout="none"`` keeps constant matmul weights as they are instead of
+    packing them into the register tile's panels at compile time (``graph-pack-weights``,
+    docs/graph-passes.md), for experiments.
     """
     target = Target.parse(target)
-    module, prepared = _prepare(mod, target, records, schedule)
+    module, prepared = _prepare(mod, target, records, schedule, layout)
     return backend_for(target).compile(prepared, target, pipeline=pipeline, keep=module)
 
 
 def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
             records: Any = None, schedule: str = "default",
-            pipeline: str | None = None) -> SavedModel:
+            pipeline: str | None = None, layout: str = "packed") -> SavedModel:
     """Compile ``mod`` for ``target`` straight into the saved model ``path`` (what ``mlcir
     compile`` does); :func:`load` runs the file, in this process or another, later.
 
     For ``cuda`` nothing is run or JIT-compiled: the kernels become PTX/cubin and the host code
     a shared library, so this works on a machine without a GPU or the NVIDIA driver, and the
     file runs on one that has both (docs/cuda.md). For ``llvm`` it is :func:`build` followed by
-    :meth:`Executable.save`. ``records``, ``schedule`` and ``pipeline`` are :func:`build`'s.
+    :meth:`Executable.save`. ``records``, ``schedule``, ``pipeline`` and ``layout`` are :func:`build`'s.
     Returns what was written (path, metadata, signatures, the lowered module).
     """
     target = Target.parse(target)
-    _, prepared = _prepare(mod, target, records, schedule)
+    _, prepared = _prepare(mod, target, records, schedule, layout)
     return backend_for(target).compile_to_file(prepared, target, Path(path), pipeline=pipeline)
 
 

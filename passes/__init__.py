@@ -18,6 +18,7 @@ declare_lazy({
     "graph-dce": "mlcir.passes.dce",
     "graph-fuse-ewise-fma": "mlcir.passes.fuse_ewise_fma",
     "graph-fuse-ops": "mlcir.passes.fuse_ops",
+    "graph-pack-weights": "mlcir.passes.pack_weights",
     "graph-dispatch-library": "mlcir.passes.dispatch_library",
     "mlcir-entry-points": "mlcir.passes.entry_points",
     "mlcir-private-symbols": "mlcir.passes.private_symbols",

@@ -14,9 +14,10 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 
 # Graph level → one loop-level kernel per distinct op (or fused group). Task extraction for
 # tuning and applying tuning records run exactly this, so both see the same kernels.
-# Boolean tensors are stored as bytes from here on (``mlcir-bool-storage``).
-KERNELS = ["graph-fold-constants", "graph-dce", "graph-fuse-ops", "graph-to-loop",
-           "mlcir-bool-storage"]
+# Boolean tensors are stored as bytes from here on (``mlcir-bool-storage``); constant matmul
+# weights are packed into panels (``graph-pack-weights``) after folding made them constants.
+KERNELS = ["graph-fold-constants", "graph-pack-weights", "graph-dce", "graph-fuse-ops",
+           "graph-to-loop", "mlcir-bool-storage"]
 
 
 def cpu_frontend() -> list[str]:

@@ -37,7 +37,8 @@ FACTS = replace(AVX512, threads=1)
 
 # Kinds the rules schedule; every other graph kernel kind stays unscheduled with a reason.
 SCHEDULED = {"batch_matmul", "conv2d", "conv2d_strided_padded_bias_relu",
-             "conv2d_stride3_dilated", "layer_norm", "mean", "mean_centered", "sum"}
+             "conv2d_stride3_dilated", "layer_norm", "matmul_packed_bias_relu", "mean",
+             "mean_centered", "sum"}
 
 
 def _schedules(module, target: str = TARGET):

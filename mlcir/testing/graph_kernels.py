@@ -67,6 +67,10 @@ def models() -> dict[str, Model]:
         "layer_norm": ([f(4, 8, 32), f(32), f(32)],
                        lambda g, x, s, b: g.layer_norm(x, s, b, axes=[2], epsilon=1e-5)),
         "batch_matmul": ([f(4, 16, 32), f(4, 32, 24)], lambda g, a, b: g.matmul(a, b)),
+        # A weight packed by graph-pack-weights, its bias and activation in the blocked shape.
+        "matmul_packed_bias_relu": (
+            [f(2, 16, 48), f(3, 48, 32), f(3, 32)],
+            lambda g, x, w, bias: g.relu(g.add(g.matmul_packed(x, w), bias))),
         "elementwise_chain": (
             [f(8, 64), f(64)],
             lambda g, x, y: g.gelu(g.add(g.leaky_relu(g.clip(x, min=-2.0, max=2.0), alpha=0.1),

@@ -1,0 +1,113 @@
+"""Elementwise chains carried into a new layout, with one layout change where they end.
+
+A pass that gives an anchor op (a matmul, a convolution) a result in another shape of the
+same elements, ``[.., M, N/n, n]`` for ``[.., M, N]`` say, calls :func:`follow_chain`: the
+anchor's single-user chain of elementwise and broadcast ops (bias, activation, scaling, a
+residual add) is rebuilt on the relaid value, each other operand reshaped to broadcast the same
+way (constants at compile time, activations through a ``graph.reshape`` view); one reshape back
+to the original shape ends the chain. So ``graph-fuse-ops`` still fuses the epilogue into the
+anchor's kernel, and back-to-back layout changes never appear inside a chain.
+
+``mlcir.layout = "none"`` on a module turns the layout passes off (:func:`layout_disabled`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir
+
+from mlcir.dialects import graph
+
+from .constants import constant_array, make_constant
+
+LAYOUT_ATTR = "mlcir.layout"
+_CHAIN_PATTERNS = ("elementwise", "broadcast")
+
+# (an operand's static shape, the chain's original shape) -> the operand's shape in the new
+# layout, or None when it has none (the chain stops before that op).
+OperandShape = Callable[[list[int], list[int]], "list[int] | None"]
+
+
+def layout_disabled(module: ir.Operation) -> bool:
+    """Whether ``module`` asks to keep its original layouts (``mlcir.layout = "none"``)."""
+    attrs = module.attributes
+    return LAYOUT_ATTR in attrs and ir.StringAttr(attrs[LAYOUT_ATTR]).value == "none"
+
+
+def static_shape(value: ir.Value) -> list[int] | None:
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
+        return None
+    return list(ir.RankedTensorType(t).shape)
+
+
+def follow_chain(anchor: ir.Operation, relaid: ir.Value, operand_shape: OperandShape) -> None:
+    """Replace ``anchor`` by ``relaid`` (its result in another layout): rewrite the
+    single-user elementwise chain after it in that layout, reshape back once where it ends,
+    and erase the originals."""
+    original = anchor.results[0]
+    shape = static_shape(original)
+    assert shape is not None
+    old_ops = [anchor]
+    while True:
+        uses = list(original.uses)
+        if len(uses) != 1:
+            break
+        user = uses[0].owner
+        new = _relaid_op(user, original, relaid, shape, operand_shape)
+        if new is None:
+            break
+        old_ops.append(user)
+        original, relaid = user.results[0], new
+    with ir.InsertionPoint(old_ops[-1]), old_ops[-1].location:
+        back = graph.reshape(relaid, shape=shape)
+    original.replace_all_uses_with(back)
+    for old in reversed(old_ops):
+        old.erase()
+
+
+def _relaid_op(user: ir.Operation, original: ir.Value, relaid: ir.Value, shape: list[int],
+               operand_shape: OperandShape) -> ir.Value | None:
+    """``user`` rebuilt on the relaid value (its other operands reshaped to match), or None
+    when it is no elementwise op keeping ``shape``."""
+    short = user.name.split(".", 1)[1] if user.name.startswith("graph.") else ""
+    opdef = graph.OPS.get(short)
+    if opdef is None or opdef.pattern not in _CHAIN_PATTERNS or len(user.results) != 1 or \
+            any(a.kind in ("ints", "dense") for a in opdef.attrs) or \
+            static_shape(user.results[0]) != shape:
+        return None
+    attrs = {a.name: a.read(user.attributes[a.name]) for a in opdef.attrs}
+    with ir.InsertionPoint(user), user.location:
+        operands = []
+        for value in user.operands:
+            if value == original:
+                operands.append(relaid)
+                continue
+            other = _relaid_operand(value, shape, operand_shape)
+            if other is None:
+                return None
+            operands.append(other)
+        try:
+            result = graph.build(short, operands, attrs)
+        except graph.ShapeError:
+            return None
+    assert isinstance(result, ir.Value)
+    return result
+
+
+def _relaid_operand(value: ir.Value, shape: list[int],
+                    operand_shape: OperandShape) -> ir.Value | None:
+    own = static_shape(value)
+    if own is None or len(own) > len(shape):
+        return None
+    target = operand_shape(own, shape)
+    if target is None:
+        return None
+    if target == own:
+        return value
+    array = constant_array(value)
+    if array is not None:
+        return make_constant(array.reshape(target), ir.RankedTensorType.get(
+            target, ir.RankedTensorType(value.type).element_type))
+    return graph.reshape(value, shape=target)
