@@ -19,6 +19,7 @@ from mlir import ir
 from ..coordinator import TrialResult
 from .cluster import Node
 from .roles import RayBuilder, RayRunner
+from .search import RayCandidateMaker
 
 
 class RayCoordinator:
@@ -27,6 +28,7 @@ class RayCoordinator:
     def __init__(self, runner: RayRunner, builder: RayBuilder | None = None):
         self.runner = runner
         self.builder = builder or RayBuilder(runner)
+        self.candidate_maker = RayCandidateMaker(runner)  # the search's candidates, on the nodes
 
     def prepare(self, workload: str, kernel: ir.Module) -> None:
         self.builder.prepare(workload, kernel)
