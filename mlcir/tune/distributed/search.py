@@ -64,6 +64,3 @@ class RayCandidateMaker:
             except ray.exceptions.RayError:  # the node or its worker was lost
                 made += [make_candidate(cx, job) for job in chunk]
         return made
-
-    def close(self) -> None:
-        self._contexts.clear()
