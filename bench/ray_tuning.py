@@ -9,14 +9,14 @@ minute of the tuning itself, the median of each N and its ratio to one node's (t
 nodes >= 1.6x). Before the clock starts, the cluster is started, the driver's one-time imports
 are done and (unless ``--cold``) each node's processes are started by a warm-up: a small matmul
 tuned for two trials a node (about 3 CPU seconds a node, once per cluster: Python, Ray and MLIR
-in the node's Ray workers and in its builder and runner subprocesses). Each run also reports where the CPU went, per trial: the driver process (the
-search's bookkeeping, the cost model, the database, Ray's client), the builds and the
-measurements (the worker subprocesses on the nodes), the Ray worker processes (the search's
-candidates, the reference data, object transfers) and Ray's own services; and how long 0, 1, 2
-... node tasks were running (Ray's timeline): time with fewer tasks than nodes is a node idle.
-Every Ray process runs in a fresh network namespace with only loopback (the script re-runs
-itself under ``unshare -n``; root); the clusters are stopped by process group at the end. Run
-it alone: other processes take the CPUs the nodes count on.
+in the node's Ray workers and in its builder and runner subprocesses). Each run also reports
+where the CPU went, per trial: the driver process (the search's bookkeeping, the cost model, the
+database, Ray's client), the builds and the measurements (the worker subprocesses on the nodes),
+the Ray worker processes (the search's candidates, the reference data, object transfers) and
+Ray's own services; and how long 0, 1, 2 ... node tasks were running (Ray's timeline): time with
+fewer tasks than nodes is a node idle. Every Ray process runs in a fresh network namespace with
+only loopback (the script re-runs itself under ``unshare -n``; root); the clusters are stopped
+by process group at the end. Run it alone: other processes take the CPUs the nodes count on.
 """
 
 from __future__ import annotations
@@ -168,8 +168,8 @@ def main() -> int:
     base = statistics.median(rates[sizes[0]])
     for nodes in sizes:
         median = statistics.median(rates[nodes])
-        print(f"median, {nodes} node(s): {median:.1f} trials/min ({median / base:.2f}x "
-              f"{sizes[0]} node(s)')")
+        print(f"median, {nodes} node(s): {median:.1f} trials/min ({median / base:.2f}x the "
+              f"median of {sizes[0]} node(s))")
     return 0
 
 

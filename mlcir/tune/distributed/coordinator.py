@@ -3,10 +3,10 @@
 Each node is either building (up to one build per CPU, as Ray tasks pinned to it) or measuring
 (one candidate, in its measurement actor), never both: nothing of the tuner runs beside a
 timing. A node that finishes takes the next built candidate to measure (one it built itself
-first: its library is already there), else the next candidate to build. When a node dies (its task or actor fails at the Ray level), every candidate
-it held is queued again once, for the other nodes; a second loss records the candidate as
-failed with the reason. Results are reported (``on_result``, where the tuner writes the
-database) in this process, as each arrives.
+first: its library is already there), else the next candidate to build. When a node dies (its
+task or actor fails at the Ray level), every candidate it held is queued again once, for the
+other nodes; a second loss records the candidate as failed with the reason. Results are reported
+(``on_result``, where the tuner writes the database) in this process, as each arrives.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ class RayCoordinator:
         results: list[TrialResult | None] = [None] * len(traces)
         losses = [0] * len(traces)
         pending = deque(range(len(traces)))
-        built: deque[tuple[int, dict[str, Any], Any, str]] = deque()  # index, answer, library
-        # ref, the id of the node that built it
+        # index, answer, library ref, id of the node that built it
+        built: deque[tuple[int, dict[str, Any], Any, str]] = deque()
         building: dict[Any, tuple[int, Node, Any]] = {}  # answer ref -> index, node, library
         measuring: dict[Any, tuple[int, Node, float]] = {}  # answer ref -> index, node, build s
         nodes = {node.id: node for node in self.runner.nodes()}

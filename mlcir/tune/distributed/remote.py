@@ -1,6 +1,7 @@
-"""What runs on the nodes of a Ray cluster: build tasks, and one measurement actor per node.
+"""What runs on the nodes of a Ray cluster: build tasks, and one measurement actor per node;
+the search's chunks of candidates and a workload's reference data.
 
-Both hand the work to the tuner's worker processes (``python -m mlcir.tune.worker build|run``,
+Builds and measurements hand the work to the tuner's worker processes (``python -m mlcir.tune.worker build|run``,
 :mod:`mlcir.tune.worker_process`), so a candidate that crashes or hangs costs a subprocess on
 its node, with a time-out as on one machine. Files live in a temporary folder of the node, named
 by content hash: the driver's disk is never read here. Imported only where Ray is.

@@ -3,8 +3,9 @@
 Both speak the tuner's protocols (:mod:`mlcir.tune.builder`, :mod:`mlcir.tune.runner`) and
 share one :class:`~.cluster.RayCluster`. A built library stays in Ray's object store, named by
 its content hash (``BuildResult.artifact``); the reference data of a workload is made on a node
-and put there once. The tuner drives them with :class:`~.coordinator.RayCoordinator`, which keeps every matching
-node busy; called one by one through the protocols they work too, one candidate at a time.
+and put there once. The tuner drives them with :class:`~.coordinator.RayCoordinator`, which
+keeps every matching node busy; called one by one through the protocols they work too, one
+candidate at a time.
 """
 
 from __future__ import annotations
