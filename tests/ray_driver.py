@@ -2,7 +2,7 @@
 ``python tests/ray_driver.py WORK_DIR [TRIALS]`` starts a local Ray cluster of three one-CPU
 nodes (the head and a second node with this machine's fingerprint, a third declaring another
 CPU), tunes a small matmul on it, SIGKILLs the second node once a record is written, and prints
-one JSON line (``RESULT {...}``) of what happened."""
+one JSON line (``RESULT {...}``) of what happened (with the kinds of task the nodes ran)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,8 @@ def main(work_dir: Path, trials: int) -> None:
                                max_trials=trials, num_trials_per_iter=trials,
                                cost_model="random", runner=runner, verbose=0)
             sockets = listeners()
+            ran = sorted({event["cat"].removeprefix("task::") for event in ray.timeline()
+                          if event.get("cat", "").startswith("task::")})
         finally:
             runner.close()
             ray.shutdown()
@@ -79,7 +81,8 @@ def main(work_dir: Path, trials: int) -> None:
                 shutil.rmtree(folder, ignore_errors=True)
     print("RESULT " + json.dumps({"best": best is not None, "records": record_lines(work_dir),
                                   "before_kill": before_kill[0] if before_kill else None,
-                                  "nodes": node_ids, "listeners": sockets}), flush=True)
+                                  "nodes": node_ids, "listeners": sockets,
+                                  "node_tasks": ran}), flush=True)
 
 
 if __name__ == "__main__":

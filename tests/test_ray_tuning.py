@@ -1,6 +1,7 @@
 """Distributed tuning on a real local Ray cluster (tests/ray_driver.py, in a loopback-only
 network namespace): a node dying mid-run loses nothing, a node of other hardware is skipped,
-records name their node, nothing listens beyond loopback. About 80 s: one cluster for all."""
+the search's candidates and the reference data are made on the nodes, records name their node,
+nothing listens beyond loopback. About 80 s: one cluster for all."""
 
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ def test_a_dead_node_loses_no_record(cluster_run):
                                                                 [r["node"] for r in records])
     assert sum(r["node"] == head for r in records) >= TRIALS // 2
     assert all(r["error"] is None for r in records), [r["error"] for r in records]
+
+
+def test_the_nodes_search_build_and_measure(cluster_run):
+    result, _ = cluster_run
+    assert {"make_candidates", "reference_data", "build", "MeasureActor.measure"} <= \
+        set(result["node_tasks"]), result["node_tasks"]
 
 
 def test_records_carry_their_node_fingerprint(cluster_run):

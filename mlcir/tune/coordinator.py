@@ -38,6 +38,8 @@ class TrialResult:
 class BuildRunCoordinator:
     """A builder and a runner working together (see the module docstring)."""
 
+    candidate_maker = None  # the search makes its candidates in this process
+
     def __init__(self, builder: Builder, runner: Runner):
         self.builder = builder
         self.runner = runner

@@ -10,7 +10,10 @@ generations by mutating sampled decisions (a mutant replays its trace with one d
 afresh), parents chosen in proportion to the cost model's predicted score; the best predicted
 unmeasured candidates are measured, plus an ``epsilon`` share of random ones (epsilon-greedy).
 Both draw every random choice from the context's ``random.Random(seed)``, so a seed reproduces
-the sequence of candidates (given the same measurements).
+the sequence of candidates (given the same measurements). The evolutionary search makes each
+generation's candidates as one batch of independent jobs (a sample or a mutant, each with a seed
+drawn in order), so a :class:`CandidateMaker` can make them elsewhere (a Ray cluster's nodes:
+:mod:`.distributed.search`) with the same result.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class SearchContext:
     measured: set[str] = field(default_factory=set)            # trace keys
     best_traces: list[dict[str, Any]] = field(default_factory=list)  # fastest first
     default_trace: dict[str, Any] | None = None  # the target's default schedule: a seed
+    maker: CandidateMaker | None = None  # makes batches of candidates; None: here
 
     def candidate(self, sch: Schedule) -> Candidate:
         """The candidate of a shaped schedule: its trace, features and key."""
@@ -75,6 +79,30 @@ class SearchContext:
         return self.candidate(sch)
 
 
+# A job of a batch: (None, seed) is a fresh sample of the space, (trace, seed) a mutant of trace.
+Job = tuple[dict[str, Any] | None, int]
+
+
+class CandidateMaker(Protocol):
+    """Makes a batch of candidates, in this process or elsewhere (the nodes of a cluster)."""
+
+    def make(self, cx: SearchContext, jobs: list[Job]) -> list[Candidate | None]:
+        """The candidate of each job (None where the space rejected it), in order."""
+
+
+def make_candidate(cx: SearchContext, job: Job) -> Candidate | None:
+    """The candidate of one job (see :data:`Job`)."""
+    trace, seed = job
+    return sample(cx, seed) if trace is None else mutate(cx, trace, random.Random(seed))
+
+
+def make_candidates(cx: SearchContext, jobs: list[Job]) -> list[Candidate | None]:
+    """The candidates of ``jobs``, by ``cx.maker`` when it has one."""
+    if cx.maker is not None:
+        return cx.maker.make(cx, jobs)
+    return [make_candidate(cx, job) for job in jobs]
+
+
 class SearchStrategy(Protocol):
     """Proposes the candidates to measure next."""
 
@@ -83,9 +111,10 @@ class SearchStrategy(Protocol):
         space is exhausted)."""
 
 
-def sample(cx: SearchContext) -> Candidate | None:
-    """A fresh sample of the space (None if the space rejected this draw)."""
-    sch = Schedule(cx.kernel, seed=cx.rng.randrange(1 << 30))
+def sample(cx: SearchContext, seed: int | None = None) -> Candidate | None:
+    """A fresh sample of the space drawn with ``seed`` (None: the next of ``cx.rng``); None if
+    the space rejected this draw."""
+    sch = Schedule(cx.kernel, seed=cx.rng.randrange(1 << 30) if seed is None else seed)
     try:
         cx.space(sch)
     except ScheduleError:
@@ -98,10 +127,12 @@ def _redraw(chosen: set[int], index: int, _inst: Any) -> Any:
     return RESAMPLE if index in chosen else None
 
 
-def mutate(cx: SearchContext, trace: dict[str, Any], attempts: int = 4) -> Candidate | None:
+def mutate(cx: SearchContext, trace: dict[str, Any], rng: random.Random | None = None,
+           attempts: int = 4) -> Candidate | None:
     """Replay ``trace`` with one sampling decision drawn afresh (a later decision that no
-    longer fits is redrawn too); None if no valid mutant was found."""
-    rng = cx.rng
+    longer fits is redrawn too), drawing from ``rng`` (None: ``cx.rng``); None if no valid
+    mutant was found."""
+    rng = rng or cx.rng
     base = Trace.from_json(trace)
     sampling = [i for i, inst in enumerate(base.insts) if inst.kind.is_sampling]
     if not sampling:
@@ -160,10 +191,10 @@ class EvolutionarySearch:
         pop = [c for c in map(cx.replayed, seeds) if c is not None]
         draws = self.population * 4
         while len(pop) < self.population and draws > 0:
-            draws -= 1
-            cand = sample(cx)
-            if cand is not None:
-                pop.append(cand)
+            jobs: list[Job] = [(None, cx.rng.randrange(1 << 30))
+                               for _ in range(min(self.population - len(pop), draws))]
+            draws -= len(jobs)
+            pop += [c for c in make_candidates(cx, jobs) if c is not None]
         return pop
 
     @staticmethod
@@ -179,13 +210,15 @@ class EvolutionarySearch:
         for _ in range(self.generations):
             scores = self._scores(cx, pop)
             weights = (scores / scores.sum()).tolist()
-            nxt: list[Candidate] = []
+            picks: list[tuple[Candidate, int | None]] = []  # a parent, its mutant's seed
             for _ in range(self.population):
                 parent = cx.rng.choices(pop, weights=weights)[0]
-                child = mutate(cx, parent.trace) \
-                    if cx.rng.random() < self.mutation_prob else parent
-                nxt.append(child or parent)
-            pop = nxt
+                picks.append((parent, cx.rng.randrange(1 << 30)
+                              if cx.rng.random() < self.mutation_prob else None))
+            mutants = iter(make_candidates(cx, [(parent.trace, seed) for parent, seed in picks
+                                                if seed is not None]))
+            pop = [parent if seed is None else next(mutants) or parent
+                   for parent, seed in picks]
             for c in pop:
                 pool.setdefault(c.key, c)
         unmeasured = [c for c in pool.values() if c.key not in cx.measured]

@@ -131,7 +131,7 @@ class TaskTuner:
                                 self.feature_extractor, random.Random(self.seed + len(records)),
                                 {r.trace_key for r in records},
                                 [r.trace for r in self.db.best(self.workload, self.key, k=16)],
-                                default)
+                                default, self.coordinator.candidate_maker)
         self.default_key = trace_key(default) if default is not None else None
         self.prepared = False
         rounds = [r.info.get("round") for r in records if isinstance(r.info, dict)]

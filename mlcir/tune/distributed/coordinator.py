@@ -2,11 +2,11 @@
 
 Each node is either building (up to one build per CPU, as Ray tasks pinned to it) or measuring
 (one candidate, in its measurement actor), never both: nothing of the tuner runs beside a
-timing. A node that finishes takes the next built candidate to measure, else the next
-candidate to build. When a node dies (its task or actor fails at the Ray level), every candidate
-it held is queued again once, for the other nodes; a second loss records the candidate as
-failed with the reason. Results are reported (``on_result``, where the tuner writes the
-database) in this process, as each arrives.
+timing. A node that finishes takes the next built candidate to measure (one it built itself
+first: its library is already there), else the next candidate to build. When a node dies (its
+task or actor fails at the Ray level), every candidate it held is queued again once, for the
+other nodes; a second loss records the candidate as failed with the reason. Results are reported
+(``on_result``, where the tuner writes the database) in this process, as each arrives.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from mlir import ir
 from ..coordinator import TrialResult
 from .cluster import Node
 from .roles import RayBuilder, RayRunner
+from .search import RayCandidateMaker
 
 
 class RayCoordinator:
@@ -27,6 +28,7 @@ class RayCoordinator:
     def __init__(self, runner: RayRunner, builder: RayBuilder | None = None):
         self.runner = runner
         self.builder = builder or RayBuilder(runner)
+        self.candidate_maker = RayCandidateMaker(runner)  # the search's candidates, on the nodes
 
     def prepare(self, workload: str, kernel: ir.Module) -> None:
         self.builder.prepare(workload, kernel)
@@ -43,7 +45,8 @@ class RayCoordinator:
         results: list[TrialResult | None] = [None] * len(traces)
         losses = [0] * len(traces)
         pending = deque(range(len(traces)))
-        built: deque[tuple[int, dict[str, Any], Any]] = deque()  # index, answer, library ref
+        # index, answer, library ref, id of the node that built it
+        built: deque[tuple[int, dict[str, Any], Any, str]] = deque()
         building: dict[Any, tuple[int, Node, Any]] = {}  # answer ref -> index, node, library
         measuring: dict[Any, tuple[int, Node, float]] = {}  # answer ref -> index, node, build s
         nodes = {node.id: node for node in self.runner.nodes()}
@@ -79,7 +82,9 @@ class RayCoordinator:
                 if node.id in busy_measuring:
                     continue
                 if built and builds_on[node.id] == 0:
-                    index, answer, library = built.popleft()
+                    item = next((b for b in built if b[3] == node.id), built[0])
+                    built.remove(item)
+                    index, answer, library, _ = item
                     ref = self.runner.submit(node, workload, traces[index], answer["hash"],
                                              library)
                     measuring[ref] = (index, node, answer["build_secs"])
@@ -98,7 +103,7 @@ class RayCoordinator:
                     lost(index, node, error)
                     continue
                 if answer["ok"]:
-                    built.append((index, answer, library))
+                    built.append((index, answer, library, node.id))
                 else:
                     finish(index, TrialResult(traces[index], error=f"build: {answer['error']}"))
             else:

@@ -1,6 +1,7 @@
-"""What runs on the nodes of a Ray cluster: build tasks, and one measurement actor per node.
+"""What runs on the nodes of a Ray cluster: build tasks, and one measurement actor per node;
+the search's chunks of candidates and a workload's reference data.
 
-Both hand the work to the tuner's worker processes (``python -m mlcir.tune.worker build|run``,
+Builds and measurements hand the work to the tuner's worker processes (``python -m mlcir.tune.worker build|run``,
 :mod:`mlcir.tune.worker_process`), so a candidate that crashes or hangs costs a subprocess on
 its node, with a time-out as on one machine. Files live in a temporary folder of the node, named
 by content hash: the driver's disk is never read here. Imported only where Ray is.
@@ -12,6 +13,7 @@ import glob
 import hashlib
 import io
 import os
+import random
 import shutil
 import tempfile
 from pathlib import Path
@@ -22,6 +24,9 @@ import ray
 
 from ..worker_process import WorkerProcess
 from .fingerprint import host_fingerprint
+
+# The kernels parsed in this Ray worker process for the search, by hash: (context, module).
+_kernels: dict[str, tuple[Any, Any]] = {}
 
 # The builder subprocess of this Ray worker process, kept between build tasks (Ray reuses its
 # worker processes), so a build does not pay for starting Python and MLIR.
@@ -64,6 +69,25 @@ def build(kernel_hash: str, kernel_text: str, trace: dict[str, Any], target: str
             "build_secs": response["build_secs"]}, data
 
 
+@ray.remote(max_retries=0)
+def make_candidates(shared: tuple[str, str, Any, Any], jobs: list[Any]) -> list[Any]:
+    """Make a chunk of one batch of the search (:mod:`.search`): ``shared`` is the kernel's hash
+    and text, the design space and the feature extractor."""
+    from mlcir.ir import make_context, parse
+
+    from ..search import SearchContext, make_candidate
+
+    kernel_hash, kernel_text, space, extractor = shared
+    if kernel_hash not in _kernels:
+        context = make_context()
+        with context:
+            _kernels[kernel_hash] = (context, parse(kernel_text))
+    context, kernel = _kernels[kernel_hash]
+    cx = SearchContext(kernel, space, None, extractor, random.Random(0))  # type: ignore[arg-type]
+    with context:
+        return [make_candidate(cx, job) for job in jobs]
+
+
 @ray.remote(max_concurrency=1, max_restarts=0, max_task_retries=0)
 class MeasureActor:
     """The one measurer of its node: one candidate at a time, in a runner subprocess."""
@@ -102,8 +126,29 @@ class MeasureActor:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def reference_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    """The ``.npz`` bytes of a workload's reference inputs and outputs."""
+@ray.remote(num_returns=2, max_retries=0)
+def reference_data(kernel_text: str) -> tuple[dict[str, Any], bytes]:
+    """:func:`make_reference` on a node, the bytes left in the object store."""
+    return make_reference(kernel_text)
+
+
+def make_reference(kernel_text: str) -> tuple[dict[str, Any], bytes]:
+    """A workload's random inputs and the outputs of its kernel compiled without a schedule:
+    ``{"hash", "signature"}`` and the ``.npz`` bytes."""
+    from mlcir.ir import make_context, parse
+    from mlcir.targets import compile_module
+
+    from ..evaluation import random_inputs
+
+    with make_context():
+        ex = compile_module(parse(kernel_text))
+        inputs = random_inputs(ex)
+        outputs = ex.main(*[a.copy() for a in inputs])
+        signature = ex["main"].signature.to_json()
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    arrays = {f"input{i}": a for i, a in enumerate(inputs)}
+    arrays.update({f"output{i}": np.asarray(o) for i, o in enumerate(outputs)})
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    return buffer.getvalue()
+    data = buffer.getvalue()
+    return {"hash": hashlib.sha256(data).hexdigest()[:24], "signature": signature}, data

@@ -2,26 +2,23 @@
 
 Both speak the tuner's protocols (:mod:`mlcir.tune.builder`, :mod:`mlcir.tune.runner`) and
 share one :class:`~.cluster.RayCluster`. A built library stays in Ray's object store, named by
-its content hash (``BuildResult.artifact``); the reference data of a workload is put there once.
-The tuner drives them with :class:`~.coordinator.RayCoordinator`, which keeps every matching
-node busy; called one by one through the protocols they work too, one candidate at a time.
+its content hash (``BuildResult.artifact``); the reference data of a workload is made on a node
+and put there once. The tuner drives them with :class:`~.coordinator.RayCoordinator`, which
+keeps every matching node busy; called one by one through the protocols they work too, one
+candidate at a time.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from mlir import ir
 
 from mlcir.target import Target
-from mlcir.targets import compile_module
 
 from ..builder import BuildResult
 from ..database import trace_key
-from ..evaluation import random_inputs
 from ..runner import RunResult
 from .cluster import Node, RayCluster
 from .fingerprint import target_fingerprint
@@ -75,11 +72,32 @@ class RayBuilder:
 
 @dataclass
 class _Reference:
-    """A workload's random inputs and reference outputs, in the object store."""
+    """A workload's random inputs and reference outputs, in the object store: made by a task
+    on a node (``answer``, ``made``), then put there by the driver (``ref``, so that they
+    outlive that node) at the first measurement; made here if that node was lost."""
 
-    hash: str
-    ref: Any
-    signature: dict[str, Any]
+    kernel: str
+    answer: Any
+    made: Any
+    hash: str = ""
+    ref: Any = None
+    signature: dict[str, Any] | None = None
+
+    def resolve(self) -> None:
+        import ray
+
+        from .remote import make_reference
+
+        if self.ref is not None:
+            return
+        try:
+            answer, data = ray.get([self.answer, self.made])
+        except ray.exceptions.RayTaskError as error:
+            raise error.as_instanceof_cause() from None
+        except ray.exceptions.RayError:
+            answer, data = make_reference(self.kernel)
+        self.hash, self.signature = answer["hash"], answer["signature"]
+        self.ref = ray.put(data)
 
 
 class RayRunner:
@@ -129,28 +147,27 @@ class RayRunner:
         return nodes
 
     def prepare(self, workload: str, kernel: ir.Module) -> None:
-        import ray
+        """Start making the workload's reference data on a node (the driver compiles nothing:
+        its CPU is the one part of tuning that does not grow with the cluster)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from .remote import reference_bytes
+        from .remote import reference_data
 
         if workload in self._references:
             return
-        self.connect()  # before ray.put, which would start a local Ray instead
-        ex = compile_module(kernel)
-        inputs = random_inputs(ex)
-        outputs = ex.main(*[a.copy() for a in inputs])
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        arrays = {f"input{i}": a for i, a in enumerate(inputs)}
-        arrays.update({f"output{i}": np.asarray(o) for i, o in enumerate(outputs)})
-        data = reference_bytes(arrays)
-        self._references[workload] = _Reference(hashlib.sha256(data).hexdigest()[:24],
-                                                ray.put(data),
-                                                ex["main"].signature.to_json())
+        nodes = self.nodes()
+        node = nodes[len(self._references) % len(nodes)]
+        text = str(kernel)
+        answer, made = reference_data.options(
+            num_cpus=1, scheduling_strategy=NodeAffinitySchedulingStrategy(node.id, soft=False)
+        ).remote(text)
+        self._references[workload] = _Reference(text, answer, made)
 
     def submit(self, node: Node, workload: str, trace: dict[str, Any], library_hash: str,
                library_ref: Any) -> Any:
         """Start measuring one built library on ``node``: the ObjectRef of the worker's answer."""
         reference = self._references[workload]
+        reference.resolve()
         request = {"id": 1, "key": trace_key(trace), "signature": reference.signature,
                    "target": str(self.target), "repeat": self.repeat,
                    "min_repeat_ms": self.min_repeat_ms}
