@@ -24,7 +24,7 @@ declare_lazy({
     "mlcir-serial-foralls": "mlcir.passes.serial_foralls",
     "mlcir-bool-storage": "mlcir.passes.bool_storage",
     "mlcir-lower-vectors": "mlcir.passes.lower_vectors",
-    "mlcir-approximate-exp": "mlcir.passes.approximate_exp",
+    "mlcir-approximate-math": "mlcir.passes.approximate_math",
     "mlcir-cpu": "mlcir.passes.pipelines",
     "mlcir-cpu-bufferize": "mlcir.passes.pipelines",
     "mlcir-kernels": "mlcir.passes.pipelines",

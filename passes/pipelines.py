@@ -47,7 +47,7 @@ def cpu_to_llvm(threads: int) -> list[str]:
     num = f"{{num-threads={threads}}}" if threads > 0 else ""
     return [
         "mlcir-private-symbols",
-        "mlcir-approximate-exp",
+        "mlcir-approximate-math",
         "scf-forall-to-parallel",
         f"convert-scf-to-openmp{num}",
         "convert-vector-to-scf",

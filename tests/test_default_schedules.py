@@ -232,11 +232,12 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
     assert sch.get(outer).extent >= 2
 
 
-def test_parallel_only_when_the_target_threads_save_more_than_a_fork_join():
+def test_parallel_only_when_the_target_threads_save_several_fork_joins():
     assert parallel_threads(1e9, 1) == 1  # one thread: serial, whatever the size
-    assert parallel_threads(40_000, 2) == 1  # saves 20 us of 40: less than a fork/join
-    assert parallel_threads(40_000, 4) == 4  # saves 30 us
-    assert parallel_threads(60_000, 2) == 2
+    assert parallel_threads(200_000, 2) == 1  # saves 100 us: one fork/join
+    assert parallel_threads(800_000, 2) == 1  # saves 400 us
+    assert parallel_threads(800_000, 4) == 4  # saves 600 us
+    assert parallel_threads(1_200_000, 2) == 2
 
 
 def test_target_facts_from_cpu_names():

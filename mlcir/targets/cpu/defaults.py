@@ -30,11 +30,12 @@ Rules (see docs/tuning.md, "Default schedules", for the measurements):
 - **Other spatial dims** (batch, a convolution's output rows): one at a time inside (IREE's
   ``OH = 1``), all parallelism outside.
 - **Threads** (the target's ``-threads``, else the machine's): parallel only when the time
-  the threads save on the kernel's estimated serial time (vectorized FMAs for reduction
-  blocks, elements for the rest), ``serial * (1 - 1/threads)``, exceeds half of
-  ``PARALLEL_MIN_NS`` (50 us of serial work on 2 threads): an OpenMP fork/join costs
-  microseconds, and two threads must never be slower than one. Then the cache tiles
-  shrink until the outer loops have at least ``threads`` iterations.
+  the threads save on the kernel's estimated serial time (vectorized FMAs at the measured
+  rate of a default register tile for reduction blocks, elements for the rest),
+  ``serial * (1 - 1/threads)``, exceeds five fork/joins (``PARALLEL_SAVING_MIN_NS``, 500 us:
+  one OpenMP region measured 100 us on this machine under load), so two threads are never
+  slower than one. Then the cache tiles shrink until the outer loops have at least
+  ``threads`` iterations.
 - **Loop order**: spatial tiles outside the reduction (so the init is per tile and epilogues
   attach to the outer tile). **Unroll** the inner reduction loop by 4 when it divides.
   **Elementwise vector width**: the largest offered width up to four vector registers.
@@ -76,13 +77,16 @@ from mlcir.target import Target
 from .facts import CpuFacts, target_facts
 from .space import cpu_space
 
-# Parallel outer loops must save more than half of this (parallel_threads): an OpenMP
-# parallel region costs a few microseconds to start and join on this class of machine, and
-# two threads must never be slower than one.
-PARALLEL_MIN_NS = 50_000.0
-# Serial-time estimate: f32 FMAs per ns of a vectorized register tile (two FMA ports x a
-# 16-lane vector is 32 at best; half of it with loads), elements per ns elsewhere.
-FMAS_PER_NS_PER_LANE = 1.0
+# One OpenMP parallel region (fork and join) on this class of machine, measured under load
+# (2 vCPUs shared with other processes): a 32^3 matmul took 1 us serial, 103 us on 2 threads;
+# 64^3 17 against 107 us. A thread whose core comes late holds up the whole region, so the
+# threads must save several fork/joins (parallel_threads).
+FORK_JOIN_NS = 100_000.0
+PARALLEL_SAVING_MIN_NS = 5 * FORK_JOIN_NS
+# Serial-time estimate: f32 FMAs per ns per vector lane of a default register tile (measured:
+# 2.4 for a 3x3 convolution at 56x56, 3.5 for a 512^3 matmul; 48 FMAs/ns with 16 lanes),
+# elements per ns elsewhere.
+FMAS_PER_NS_PER_LANE = 3.0
 ELEMENTS_PER_NS = 4.0
 UNROLL = 4
 ELEMENTWISE_VECTORS = 4
@@ -282,9 +286,9 @@ def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
 
 def parallel_threads(serial_ns: float, threads: int) -> int:
     """The threads a kernel estimated at ``serial_ns`` runs on: all ``threads`` when they save
-    more than the fork/join costs (``serial_ns * (1 - 1/threads) > PARALLEL_MIN_NS / 2``: 50 us
-    of serial work on 2 threads, 34 us on 4), else 1."""
-    if threads > 1 and serial_ns * (1 - 1 / threads) > PARALLEL_MIN_NS / 2:
+    more than :data:`PARALLEL_SAVING_MIN_NS` (``serial_ns * (1 - 1/threads) > 500 us``: 1 ms
+    of serial work on 2 threads, 0.67 ms on 4), else 1."""
+    if threads > 1 and serial_ns * (1 - 1 / threads) > PARALLEL_SAVING_MIN_NS:
         return threads
     return 1
 
