@@ -37,7 +37,7 @@ FACTS = replace(AVX512, threads=1)
 
 # Kinds the rules schedule; every other graph kernel kind stays unscheduled with a reason.
 SCHEDULED = {"batch_matmul", "conv2d", "conv2d_strided_padded_bias_relu",
-             "conv2d_stride3_dilated", "layer_norm", "mean", "mean_centered", "sum"}
+             "conv2d_stride3_dilated", "sum"}
 
 
 def _schedules(module, target: str = TARGET):
@@ -76,6 +76,24 @@ def test_unscheduled_kinds_say_why(name):
     for task, sch in _schedules(module):
         assert not sch.trace.insts
         assert fallback_reason(task.module, TARGET, FACTS)
+
+
+def test_row_reductions_are_left_to_llvm_with_reassociable_adds():
+    """A reduction along its input's contiguous axis stays unscheduled (LLVM vectorizes the
+    row); its float adds are marked reassociable so that it may."""
+    model = om.single_op("ReduceSum", {"x": [4, 8, 32]}, {"keepdims": 0},
+                         initializers={"axes": np.array([2], np.int64)})
+    module = from_onnx(model)
+    with module.context:
+        (task,) = extract_tasks(module)
+    assert "contiguous axis" in fallback_reason(task.module, TARGET, FACTS)
+    assert "fastmath<reassoc,nsz>" in str(task.module)
+    across = om.single_op("ReduceSum", {"x": [4, 8, 32]}, {"keepdims": 0},
+                          initializers={"axes": np.array([1], np.int64)})
+    module = from_onnx(across)
+    with module.context:
+        (task,) = extract_tasks(module)
+    assert fallback_reason(task.module, TARGET, FACTS) is None
 
 
 def test_scheduled_kinds_have_no_fallback_reason():

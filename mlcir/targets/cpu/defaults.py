@@ -49,6 +49,11 @@ measured slower scheduled than unscheduled, docs/tuning.md):
 - windows without a channel reduction (pooling, depthwise convolutions): memory-bound, the
   register tile gains nothing (max pool 3x3/2 on 64x112x112: 1.1-2.4 ms either way, depthwise
   3x3/2: 290 us unscheduled, 570-650 scheduled);
+- a reduction of one input along its contiguous (innermost) axis (a row sum, max or mean,
+  layer norm's, softmax's): the lowering marks float reductions reassociable and LLVM's loop
+  vectorizer then reduces each row in vector lanes, while the space vectorizes across rows
+  (strided reads): sum over the last axis of 64x256x64: 677 us scheduled, 54 us unscheduled;
+  layer norm 128x256: 41 against 32 us (CPU time, under load);
 - a transcendental (``math.exp``, ``tanh``, ``erf``, ...) feeding several blocks, as softmax's
   exp: inlining it recomputes it per consumer (softmax 4x128x128: 223 us unscheduled, 390-800
   scheduled);
@@ -324,6 +329,17 @@ def _contracts_channels(block: Block) -> bool:
     return False
 
 
+def _reduces_contiguous_axis(block: Block) -> bool:
+    """Whether ``block`` reduces one input (not a contraction of two) along that input's
+    innermost, contiguous axis: a row sum, max or mean, softmax's and layer norm's."""
+    inputs = [op for op in block.operands if not op.is_init]
+    if block.window or len(inputs) != 1 or not inputs[0].terms:
+        return False
+    last = inputs[0].terms[-1]
+    return last is not None and len(last[0]) == 1 and \
+        block.kinds[next(iter(last[0]))] == REDUCTION
+
+
 def _kind_left_alone(kernel: Schedule) -> str | None:
     """Why the rules leave ``kernel`` (a fresh schedule of it) unscheduled before trying the
     space, or None (module docstring: each case was measured slower scheduled)."""
@@ -335,6 +351,9 @@ def _kind_left_alone(kernel: Schedule) -> str | None:
         if b.window and not _contracts_channels(b):
             return (f"block '{b.name}' is a window without a channel reduction (pooling, "
                     "depthwise): memory-bound")
+        if _reduces_contiguous_axis(b):
+            return (f"block '{b.name}' reduces the contiguous axis of its input: LLVM "
+                    "vectorizes the plain (reassociable) row reduction")
     bodies = _body_ops(kernel)
     for b in blocks:
         consumers = {c.name for c in blocks
