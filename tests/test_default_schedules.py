@@ -36,8 +36,8 @@ TARGET = "llvm -threads=1"
 FACTS = replace(AVX512, threads=1)
 
 # Kinds the rules schedule; every other graph kernel kind stays unscheduled with a reason.
-SCHEDULED = {"batch_matmul", "conv2d", "conv2d_strided_padded_bias_relu",
-             "conv2d_stride3_dilated", "sum"}
+SCHEDULED = {"avg_pool2d", "batch_matmul", "conv2d", "conv2d_strided_padded_bias_relu",
+             "conv2d_stride3_dilated", "max_pool2d", "max_pool2d_stride3_dilated", "sum"}
 
 
 def _schedules(module, target: str = TARGET):
