@@ -51,6 +51,7 @@ def cpu_to_llvm(threads: int) -> list[str]:
     return [
         "mlcir-flatten-globals",
         "mlcir-private-symbols",
+        "mlcir-approximate-math",
         "scf-forall-to-parallel",
         f"convert-scf-to-openmp{num}",
         "convert-vector-to-scf",

@@ -25,7 +25,7 @@ from mlcir.tune.apply import schedule_kernels
 from mlcir.tune.database import trace_key
 
 TARGET = "llvm -threads=1"
-KINDS = ["batch_matmul", "conv2d", "layer_norm"]  # matmul, convolution, reduction
+KINDS = ["batch_matmul", "conv2d", "sum"]  # matmul, convolution, reduction
 
 
 def _model(name: str):

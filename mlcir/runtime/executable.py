@@ -22,6 +22,7 @@ from mlcir.errors import RuntimeInputError
 from mlcir.target import Target
 
 from . import native_call
+from .heap import keep_freed_blocks
 from .library import CallbackErrors
 from .memref import aligned_empty, descriptor
 from .shapes import result_shapes
@@ -252,6 +253,9 @@ class Executable:
     shared_library: bytes | None = None
     saved_metadata: dict[str, Any] | None = None
     _functions: dict[str, Function] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        keep_freed_blocks()
 
     def __getitem__(self, name: str) -> Function:
         if name not in self._functions:

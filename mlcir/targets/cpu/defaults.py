@@ -30,11 +30,12 @@ Rules (see docs/tuning.md, "Default schedules", for the measurements):
 - **Other spatial dims** (batch, a convolution's output rows): one at a time inside (IREE's
   ``OH = 1``), all parallelism outside.
 - **Threads** (the target's ``-threads``, else the machine's): parallel only when the time
-  the threads save on the kernel's estimated serial time (vectorized FMAs for reduction
-  blocks, elements for the rest), ``serial * (1 - 1/threads)``, exceeds half of
-  ``PARALLEL_MIN_NS`` (50 us of serial work on 2 threads): an OpenMP fork/join costs
-  microseconds, and two threads must never be slower than one. Then the cache tiles
-  shrink until the outer loops have at least ``threads`` iterations.
+  the threads save on the kernel's estimated serial time (vectorized FMAs at the measured
+  rate of a default register tile for reduction blocks, elements for the rest),
+  ``serial * (1 - 1/threads)``, exceeds five fork/joins (``PARALLEL_SAVING_MIN_NS``, 500 us:
+  one OpenMP region measured 100 us on this machine under load), so two threads are never
+  slower than one. Then the cache tiles shrink until the outer loops have at least
+  ``threads`` iterations.
 - **Loop order**: spatial tiles outside the reduction (so the init is per tile and epilogues
   attach to the outer tile). **Unroll** the inner reduction loop by 4 when it divides.
   **Elementwise vector width**: the largest offered width up to four vector registers.
@@ -45,9 +46,11 @@ measured slower scheduled than unscheduled, docs/tuning.md):
 - no reduction block (elementwise and broadcast chains, transposes, copies, gathers): LLVM's
   loop vectorizer already vectorizes the plain loops, and the split-and-vectorize schedule
   was 1.5-3x slower than them (relu on 1x256x64x64: 94 us unscheduled, 270-480 scheduled);
-- windows without a channel reduction (pooling, depthwise convolutions): memory-bound, the
-  register tile gains nothing (max pool 3x3/2 on 64x112x112: 1.1-2.4 ms either way, depthwise
-  3x3/2: 290 us unscheduled, 570-650 scheduled);
+- a reduction of one input along its contiguous (innermost) axis (a row sum, max or mean,
+  layer norm's, softmax's): the lowering marks float reductions reassociable and LLVM's loop
+  vectorizer then reduces each row in vector lanes, while the space vectorizes across rows
+  (strided reads): sum over the last axis of 64x256x64: 677 us scheduled, 54 us unscheduled;
+  layer norm 128x256: 41 against 32 us (CPU time, under load);
 - a transcendental (``math.exp``, ``tanh``, ``erf``, ...) feeding several blocks, as softmax's
   exp: inlining it recomputes it per consumer (softmax 4x128x128: 223 us unscheduled, 390-800
   scheduled);
@@ -56,6 +59,13 @@ measured slower scheduled than unscheduled, docs/tuning.md):
 - a space that fails (a ``ScheduleError`` while scheduling or materialising; a kernel with a
   dynamic dim, whose loops the space cannot split): the default never makes a kernel
   unbuildable.
+
+Pooling and stride-1 depthwise convolutions are scheduled like any window (register tile
+channels x output width, taps stepped around it): measured in CPU time under load, the
+MobileNetV2 depthwise 3x3 with its batch norm and clip 3558 -> 970 us, the MNIST CNN's max
+pool 2x2 58 -> 12 us, ResNet-50's max pool 3x3/2 1238 -> 1157 us (half of it the padded copy
+of the input, docs/tuning.md). An earlier rule left them unscheduled on wall-clock figures
+that the load of the machine had made meaningless.
 """
 
 from __future__ import annotations
@@ -76,13 +86,16 @@ from mlcir.target import Target
 from .facts import CpuFacts, target_facts
 from .space import cpu_space
 
-# Parallel outer loops must save more than half of this (parallel_threads): an OpenMP
-# parallel region costs a few microseconds to start and join on this class of machine, and
-# two threads must never be slower than one.
-PARALLEL_MIN_NS = 50_000.0
-# Serial-time estimate: f32 FMAs per ns of a vectorized register tile (two FMA ports x a
-# 16-lane vector is 32 at best; half of it with loads), elements per ns elsewhere.
-FMAS_PER_NS_PER_LANE = 1.0
+# One OpenMP parallel region (fork and join) on this class of machine, measured under load
+# (2 vCPUs shared with other processes): a 32^3 matmul took 1 us serial, 103 us on 2 threads;
+# 64^3 17 against 107 us. A thread whose core comes late holds up the whole region, so the
+# threads must save several fork/joins (parallel_threads).
+FORK_JOIN_NS = 100_000.0
+PARALLEL_SAVING_MIN_NS = 5 * FORK_JOIN_NS
+# Serial-time estimate: f32 FMAs per ns per vector lane of a default register tile (measured:
+# 2.4 for a 3x3 convolution at 56x56, 3.5 for a 512^3 matmul; 48 FMAs/ns with 16 lanes),
+# elements per ns elsewhere.
+FMAS_PER_NS_PER_LANE = 3.0
 ELEMENTS_PER_NS = 4.0
 UNROLL = 4
 ELEMENTWISE_VECTORS = 4
@@ -282,9 +295,9 @@ def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
 
 def parallel_threads(serial_ns: float, threads: int) -> int:
     """The threads a kernel estimated at ``serial_ns`` runs on: all ``threads`` when they save
-    more than the fork/join costs (``serial_ns * (1 - 1/threads) > PARALLEL_MIN_NS / 2``: 50 us
-    of serial work on 2 threads, 34 us on 4), else 1."""
-    if threads > 1 and serial_ns * (1 - 1 / threads) > PARALLEL_MIN_NS / 2:
+    more than :data:`PARALLEL_SAVING_MIN_NS` (``serial_ns * (1 - 1/threads) > 500 us``: 1 ms
+    of serial work on 2 threads, 0.67 ms on 4), else 1."""
+    if threads > 1 and serial_ns * (1 - 1 / threads) > PARALLEL_SAVING_MIN_NS:
         return threads
     return 1
 
@@ -304,20 +317,15 @@ def _body_ops(sch: Schedule) -> dict[tuple[str, str], set[str]]:
     return found
 
 
-def _contracts_channels(block: Block) -> bool:
-    """Whether a window block reduces over a dim that two of its inputs read alone, outside
-    their innermost position: a dense convolution's input channels (also in each phase of a
-    strided one); not a pooling (its taps index the input through ``oh + kh``) nor a
-    depthwise convolution (its channel is ``f + m``)."""
+def _reduces_contiguous_axis(block: Block) -> bool:
+    """Whether ``block`` reduces one input (not a contraction of two) along that input's
+    innermost, contiguous axis: a row sum, max or mean, softmax's and layer norm's."""
     inputs = [op for op in block.operands if not op.is_init]
-    for dim, kind in enumerate(block.kinds):
-        if kind != REDUCTION or (block.extents[dim] or 1) == 1:
-            continue
-        alone = sum(any(form is not None and form[0] == {dim: 1}
-                        for form in op.terms[:-1]) for op in inputs)
-        if alone >= 2:
-            return True
-    return False
+    if block.window or len(inputs) != 1 or not inputs[0].terms:
+        return False
+    last = inputs[0].terms[-1]
+    return last is not None and len(last[0]) == 1 and \
+        block.kinds[next(iter(last[0]))] == REDUCTION
 
 
 def _kind_left_alone(kernel: Schedule) -> str | None:
@@ -328,9 +336,9 @@ def _kind_left_alone(kernel: Schedule) -> str | None:
     if not reductions:
         return "no reduction block: LLVM vectorizes the plain elementwise/copy loops"
     for b in reductions:
-        if b.window and not _contracts_channels(b):
-            return (f"block '{b.name}' is a window without a channel reduction (pooling, "
-                    "depthwise): memory-bound")
+        if _reduces_contiguous_axis(b):
+            return (f"block '{b.name}' reduces the contiguous axis of its input: LLVM "
+                    "vectorizes the plain (reassociable) row reduction")
     bodies = _body_ops(kernel)
     for b in blocks:
         consumers = {c.name for c in blocks
