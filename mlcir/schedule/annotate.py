@@ -7,7 +7,7 @@ from typing import Any
 
 from .errors import PrimitiveError
 from .loops import own_loop
-from .state import SPATIAL, Block, KernelState, Loop
+from .state import SPATIAL, Block, KernelState, Loop, tile_bound
 
 # Vectorizing more elements than this at once builds huge vectors (measured: out of memory).
 MAX_VECTOR_ELEMENTS = 4096
@@ -62,6 +62,12 @@ def vector_tile_problem(state: KernelState, block: Block, loop: Loop) -> str | N
             return (f"loop {state.loop_name(inner)} inside the vector tile is parallel, bound, "
                     "unrolled or vectorized")
         size *= inner.extent
+    if block.window:
+        outside = set(state.enclosing(block)) - set(chain[chain.index(loop.id):])
+        if any(tile_bound(state, block, d, outside)[1] for d in range(len(block.kinds))):
+            return (f"the tile under loop {state.loop_name(loop)} can be partial (a split "
+                    f"that does not divide) and block '{block.name}' reads through a window: "
+                    "upstream vectorizes window tiles only at static sizes, not with masks")
     if size > MAX_VECTOR_ELEMENTS:
         return (f"the tile under loop {state.loop_name(loop)} has {size} elements (more than "
                 f"{MAX_VECTOR_ELEMENTS}): split it first")

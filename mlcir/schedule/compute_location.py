@@ -197,7 +197,7 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                                  "copy and fill producers can be computed at a loop")
         # The producer covers the region one iteration of `loop` reads.
         for p_dim, t_dim in mapping.items():
-            _reset_dim(state, b, p_dim, inner_extent(state, target, t_dim, loop.id))
+            _reset_dim(state, b, p_dim, *inner_extent(state, target, t_dim, loop.id))
     else:
         reads = [i for i, op in enumerate(b.operands) if op.producer == target.name
                  and not op.is_init]
@@ -212,7 +212,7 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                        f"'{target.name}'")
         mapping = _dim_correspondence(target, b, reads[0], prim)
         for t_dim, c_dim in mapping.items():
-            _reset_dim(state, b, c_dim, inner_extent(state, target, t_dim, loop.id))
+            _reset_dim(state, b, c_dim, *inner_extent(state, target, t_dim, loop.id))
         for lid in outer:
             for d, _ in state.loops[lid].parts:
                 if d not in mapping:
@@ -229,9 +229,11 @@ def _spatial_above(state: KernelState, outer: list[int], prim: str, why: str) ->
                                  f"loop is a reduction loop, but {why}")
 
 
-def _reset_dim(state: KernelState, b: Block, dim: int, extent: int) -> None:
-    """Give ``b``'s dimension ``dim`` one loop of ``extent`` (its region after compute_at)."""
+def _reset_dim(state: KernelState, b: Block, dim: int, extent: int, partial: bool) -> None:
+    """Give ``b``'s dimension ``dim`` one loop of ``extent`` (its region after compute_at,
+    partial in the last tile when ``partial``)."""
     if len(b.levels[dim]) != 1 or len(state.loops[b.levels[dim][0]].parts) != 1:
         raise PrimitiveError("compute_at", f"block '{b.name}': tile its loops after compute_at, "
                              "not before")
     state.loops[b.levels[dim][0]].parts = [(dim, extent)]
+    b.region[dim] = (extent, partial)

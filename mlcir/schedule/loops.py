@@ -63,13 +63,11 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     if any(v is not None and v < 1 for v in values):
         raise PrimitiveError("split", f"factors {values} must be >= 1")
     if None in values:
-        if loop.extent % known:
-            raise PrimitiveError("split", f"factors {values} of loop {name} (extent "
-                                 f"{loop.extent}): {known} does not divide {loop.extent}")
-        values[values.index(None)] = loop.extent // known
-    elif known != loop.extent:
+        # TVM's semantics: the inferred factor rounds up; the last tile is partial.
+        values[values.index(None)] = -(-loop.extent // known)
+    elif known < loop.extent:
         raise PrimitiveError("split", f"factors {values} of loop {name} (extent {loop.extent}) "
-                             f"multiply to {known}, not {loop.extent}")
+                             f"multiply to {known}, less than {loop.extent}")
     dim = loop.parts[0][0]
     new_loops = [state.new_loop(block, [(dim, int(v))]) for v in values]
     for new_loop, knob in zip(new_loops, knobs):

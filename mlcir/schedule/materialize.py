@@ -47,7 +47,7 @@ from .annotate import vector_tile_problem
 from .errors import ScheduleError
 from .inline import apply_inline
 from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
-                    folds_to_plain_dims)
+                    folds_to_plain_dims, tile_bound)
 from .trace import Trace
 
 LOOP_NAME = "loop.name"
@@ -75,6 +75,7 @@ class Emitted:
     func: ir.Value
     for_loops: list[tuple[int, ir.Value]] = field(default_factory=list)  # scf.for, emit order
     vectorized: list[str] = field(default_factory=list)
+    masked: bool = False  # a tile was vectorized with masks
 
 
 class Emitter:
@@ -365,7 +366,12 @@ class Emitter:
         long_dims = [d for d, _ in long_loops]
         vectorize = bool(implicit) and \
             bool(self.state.loops[implicit[0]].annotations.get("vectorize"))
-        if vectorize and long_loops and REDUCTION in block.kinds:
+        # A tile that can be partial (a split that does not divide) vectorizes with masks, at
+        # the size of its largest tile.
+        outside = set(self.state.enclosing(block)) - set(implicit)
+        bounds = [tile_bound(self.state, block, d, outside) for d in range(len(block.kinds))]
+        masked = vectorize and any(partial for _, partial in bounds)
+        if vectorize and not masked and long_loops and REDUCTION in block.kinds:
             # The lanes of the accumulator: its innermost dim (a reduction dim inside the tile,
             # such as a strided pooling's window column, is not in the accumulator).
             spatial = [(d, lid) for d, lid in long_loops if block.kinds[d] != REDUCTION]
@@ -397,7 +403,13 @@ class Emitter:
             handle = structured.DecomposeOp(handle).transformed
         if fold:
             handle = _fold_unit_dims(handle, block)
-        if vectorize:
+        if masked:
+            order = perm if interchanged else range(len(block.kinds))
+            structured.VectorizeOp(handle, [bounds[d][0] for d in order],
+                                   vectorize_nd_extract=True)
+            em.vectorized.append(block.name)
+            em.masked = True
+        elif vectorize:
             structured.VectorizeOp(handle, vectorize_nd_extract=True)
             em.vectorized.append(block.name)
 
@@ -411,6 +423,18 @@ class Emitter:
                 tvector.ApplyVectorReductionToContractPatternsOp()
                 tvector.ApplyTransferPermutationPatternsOp()
                 transform.ApplyCanonicalizationPatternsOp()
+            if em.masked:
+                # Masked ops become plain ones with mask operands before anything else
+                # rewrites them (canonicalization puts constants inside `vector.mask`
+                # regions, which then fail to verify).
+                patterns = transform.ApplyPatternsOp(em.func)
+                with ir.InsertionPoint(patterns.patterns):
+                    tvector.ApplyLowerMaskedTransfersPatternsOp()
+                    tvector.ApplyLowerContractionPatternsOp(
+                        lowering_strategy=tvector.VectorContractLowering.OuterProduct)
+                    tvector.ApplyLowerMultiReductionPatternsOp(
+                        lowering_strategy=tvector.VectorMultiReductionLowering.InnerParallel)
+                    tvector.ApplyLowerMasksPatternsOp()
             # Then the shapes the micro-kernel needs (docs/tuning.md, "How convolutions are
             # scheduled"): no leading unit dims (a decomposed convolution's batch dim makes its
             # contraction 3-D, which lowers element by element), and the accumulator reached

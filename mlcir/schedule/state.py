@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from mlir import ir
 from mlir.dialects import linalg
@@ -103,6 +103,9 @@ class Block:
     # An operand is read through an expression of the loop dims (``oh + kh``): a convolution
     # or pooling window, which the vectorizer takes only once the tile's unit dims are gone.
     window: bool = False
+    # Per dim, the region computed per iteration of the loop the block is computed at (set by
+    # compute_at/reverse_compute_at): its size and whether it can be partial.
+    region: dict[int, tuple[int, bool]] = field(default_factory=dict)
 
 
 @dataclass
@@ -258,16 +261,26 @@ def folds_to_plain_dims(block: Block, long_dims: Sequence[int]) -> bool:
     return True
 
 
-def inner_extent(state: KernelState, block: Block, dim: int, below: int) -> int:
-    """The number of iterations of ``dim`` that the loops of ``block`` *inside* loop ``below``
-    cover (the tile size of ``dim`` at that loop)."""
-    chain = state.enclosing(block)
-    size = 1
-    for loop_id in chain[chain.index(below) + 1:]:
-        loop = state.loops[loop_id]
-        if loop.block != block.name:
+def tile_bound(state: KernelState, block: Block, dim: int,
+               outside: Collection[int]) -> tuple[int, bool]:
+    """The most iterations of ``dim`` that one tile of ``block`` inside the loops ``outside``
+    covers, and whether a tile can cover fewer (a split that does not divide makes the last
+    tile partial, TVM's semantics; tiles inside a partial tile can be partial too)."""
+    size, partial = block.region.get(dim, (block.extents[dim], False))
+    levels = block.levels[dim]
+    for k, lid in enumerate(levels):
+        if lid not in outside:
             continue
-        for d, e in loop.parts:
-            if d == dim:
-                size *= e
-    return size
+        step = math.prod(math.prod(e for d, e in state.loops[inner].parts if d == dim)
+                         for inner in levels[k + 1:])
+        if step < size:
+            partial = partial or size % step != 0
+            size = step
+    return size, partial
+
+
+def inner_extent(state: KernelState, block: Block, dim: int, below: int) -> tuple[int, bool]:
+    """The number of iterations of ``dim`` that the loops of ``block`` *inside* loop ``below``
+    cover (the tile size of ``dim`` at that loop), and whether the tile can be partial."""
+    chain = state.enclosing(block)
+    return tile_bound(state, block, dim, chain[:chain.index(below) + 1])
