@@ -38,6 +38,14 @@ def cache_write(state: KernelState, block: Block, write_buffer_index: int,
     outputs = [i for i, op in enumerate(block.operands) if op.is_init]
     if not 0 <= write_buffer_index < len(outputs):
         raise PrimitiveError("cache_write", f"block '{block.name}' has {len(outputs)} outputs")
+    init = block.operands[outputs[write_buffer_index]].producer
+    if init is not None and any(b.name == init and b.attach is not None
+                                and b.attach.target == block.name for b in state.blocks.values()):
+        # Upstream promotes the output operand of the tiled op, which then no longer reads
+        # the fused init: fusion finds no producer (compute_at refuses the other order).
+        raise PrimitiveError("cache_write", f"'{init}' initialises '{block.name}' inside its "
+                             "loops (compute_at/decompose_reduction): its output cannot also "
+                             "be cached")
     return _cache(state, block, "cache_write", outputs[write_buffer_index], write_buffer_index,
                   storage_scope)
 

@@ -54,10 +54,12 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
     if any(c.operands[i].is_init for c, i in consumers):
         raise PrimitiveError("compute_inline", f"block '{block.name}' initialises a consumer's "
                              "output; decompose_reduction places it instead")
-    for c, _ in consumers:
-        if any(len(lv) > 1 for lv in c.levels) or c.attach:
-            raise PrimitiveError("compute_inline", f"consumer '{c.name}' was already scheduled;"
-                                 " inline before scheduling it")
+    inside = [b.name for lid in block.order for b in state.attached_at(lid, block.func)]
+    if inside:
+        raise PrimitiveError("compute_inline", f"block '{inside[0]}' is computed at a loop of "
+                             f"block '{block.name}', whose loops disappear")
+    _check_uncached(state, [block] + [c for c, _ in consumers], "compute_inline")
+    # The consumers' loops stay as they are; the block's own loops disappear with it.
     _inline(state, original, block, consumers, "compute_inline")
 
 
@@ -78,10 +80,27 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
     if state.consumers(producer) != [(block, i) for i, op in enumerate(block.operands)
                                      if op.producer == producer.name]:
         raise PrimitiveError(prim, f"producer '{producer.name}' has other consumers")
-    if any(len(lv) > 1 for lv in producer.levels) or producer.attach:
+    if block.attach is not None:
+        raise PrimitiveError(prim, f"block '{block.name}' is computed at block "
+                             f"'{block.attach.target}': the producer cannot take over loops it "
+                             "shares with another block")
+    _check_uncached(state, [block, producer], prim)
+    if any(len(lv) > 1 for lv in producer.levels) or producer.attach \
+            or any(state.attached_at(lid, producer.func) for lid in producer.order):
         raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled; inline "
-                             "before scheduling it")
+                             "before scheduling it (it takes over the loops of "
+                             f"'{block.name}')")
     _inline(state, original, producer, [(block, 0)], prim, into_producer=block)
+
+
+def _check_uncached(state: KernelState, blocks: list[Block], prim: str) -> None:
+    """The inline rewrite renumbers the merged op's operands, which the cache stages of these
+    blocks name: inline before caching."""
+    for block in blocks:
+        if any(other.origin.get("source") == block.name and not other.inlined
+               for other in state.blocks.values()):
+            raise PrimitiveError(prim, f"an operand of block '{block.name}' is cached "
+                                 "(cache_read/cache_write); inline before caching")
 
 
 def _init_block(state: KernelState, block: Block) -> Block | None:
@@ -98,8 +117,6 @@ def _check_inline(block: Block, prim: str) -> None:
         raise PrimitiveError(prim, f"block '{block.name}' is a reduction")
     if block.origin.get("kind"):
         raise PrimitiveError(prim, f"block '{block.name}' is a cache stage")
-    if any(len(lv) > 1 for lv in block.levels) or block.attach:
-        raise PrimitiveError(prim, f"block '{block.name}' was already scheduled")
     if block.op_name == "linalg.fill":
         raise PrimitiveError(prim, f"block '{block.name}' is a fill; use decompose_reduction")
 
@@ -128,6 +145,9 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
     else:
         consumer = into_producer
         consumer.inlined = True
+        for other in state.blocks.values():  # computed at the consumer's loops, now its
+            if other.attach is not None and other.attach.target == consumer.name:
+                other.attach.target = producer.name
         producer.operands = [op for op in consumer.operands
                              if op.producer != producer.name and not op.is_init] + merged + \
             [op for op in consumer.operands if op.is_init]
@@ -169,6 +189,9 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
     if any(x.attach is not None and x.attach.target == b.name for x in state.blocks.values()):
         raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}'")
     chain = state.enclosing(target)
+    if loop.id not in chain:
+        raise PrimitiveError(prim, f"loop {state.loop_name(loop)} does not enclose block "
+                             f"'{target.name}'")
     outer = chain[:chain.index(loop.id) + 1]
     if any(state.loops[i].block != target.name for i in outer):
         raise PrimitiveError(prim, "the loop must belong to the target block's own nest")
@@ -192,12 +215,11 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                                  "is cached (cache_write): it cannot also be computed inside")
         if is_init:
             _spatial_above(state, outer, prim, f"'{b.name}' initialises '{target.name}'")
-        if any(k == REDUCTION for k in b.kinds):
-            raise PrimitiveError(prim, f"block '{b.name}' is a reduction; only elementwise, "
-                                 "copy and fill producers can be computed at a loop")
-        # The producer covers the region one iteration of `loop` reads.
+        # The producer covers the region one iteration of `loop` reads (a reduction: all of
+        # its reduction dims for that region).
+        _fresh_nest(state, b)
         for p_dim, t_dim in mapping.items():
-            _reset_dim(state, b, p_dim, *inner_extent(state, target, t_dim, loop.id))
+            _reset_dim(state, b, p_dim, t_dim, inner_extent(state, target, t_dim, loop.id)[0])
     else:
         reads = [i for i, op in enumerate(b.operands) if op.producer == target.name
                  and not op.is_init]
@@ -211,13 +233,14 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
         _spatial_above(state, outer, prim, f"'{b.name}' needs complete results of "
                        f"'{target.name}'")
         mapping = _dim_correspondence(target, b, reads[0], prim)
-        for t_dim, c_dim in mapping.items():
-            _reset_dim(state, b, c_dim, *inner_extent(state, target, t_dim, loop.id))
         for lid in outer:
             for d, _ in state.loops[lid].parts:
                 if d not in mapping:
                     raise PrimitiveError(prim, f"loop dimension {d} of '{target.name}' does not "
                                          f"index the data '{b.name}' reads")
+        _fresh_nest(state, b)
+        for t_dim, c_dim in mapping.items():
+            _reset_dim(state, b, c_dim, t_dim, inner_extent(state, target, t_dim, loop.id)[0])
     b.attach = Attach(prim, target.name, loop.id)
 
 
@@ -229,11 +252,23 @@ def _spatial_above(state: KernelState, outer: list[int], prim: str, why: str) ->
                                  f"loop is a reduction loop, but {why}")
 
 
-def _reset_dim(state: KernelState, b: Block, dim: int, extent: int, partial: bool) -> None:
-    """Give ``b``'s dimension ``dim`` one loop of ``extent`` (its region after compute_at,
-    partial in the last tile when ``partial``)."""
-    if len(b.levels[dim]) != 1 or len(state.loops[b.levels[dim][0]].parts) != 1:
-        raise PrimitiveError("compute_at", f"block '{b.name}': tile its loops after compute_at, "
-                             "not before")
+def _reset_dim(state: KernelState, b: Block, dim: int, target_dim: int, extent: int) -> None:
+    """Give ``b``'s dimension ``dim`` one loop of ``extent``: the tile of the target's
+    ``target_dim`` at the loop ``b`` is computed at (partial where that tile is)."""
     state.loops[b.levels[dim][0]].parts = [(dim, extent)]
-    b.region[dim] = (extent, partial)
+    b.region[dim] = target_dim
+
+
+def _fresh_nest(state: KernelState, b: Block) -> None:
+    """Give ``b`` one loop per dimension again, as TVM's compute_at regenerates the loops of
+    the block it moves (its splits, fusions and annotations are dropped)."""
+    if all(len(levels) == 1 for levels in b.levels) and \
+            all(len(state.loops[lid].parts) == 1 for lid in b.order):
+        return
+    for lid in b.order:
+        del state.loops[lid]
+    b.levels, b.order = [], []
+    for dim, extent in enumerate(b.extents):
+        loop = state.new_loop(b, [(dim, extent if extent is not None else -1)])
+        b.levels.append([loop.id])
+        b.order.append(loop.id)

@@ -22,18 +22,29 @@ def own_loop(state: KernelState, loop: Loop, prim: str) -> Block:
     return block
 
 
-def check_free(state: KernelState, loops: Sequence[Loop], prim: str) -> None:
-    """Loops that other blocks are computed at cannot change shape any more."""
-    for loop in loops:
-        block = state.owner(loop)
-        attached = state.attached_at(loop.id, block.func)
-        inner = state.enclosing(block)
-        below = inner[inner.index(loop.id):]
-        attached += [b for lid in below for b in state.attached_at(lid, block.func)]
+def check_chain(state: KernelState, block: Block, positions: Sequence[int], keeps_last: bool,
+                prim: str) -> None:
+    """The loops of ``block`` at ``positions`` must form a single chain: no other block may be
+    computed at one of them but the innermost (TVM's rule too: such a block would be a second
+    child in the chain). ``keeps_last``: whether blocks may be computed at the innermost
+    position (they stay at that position)."""
+    last = max(positions)
+    for p in positions:
+        if p == last and keeps_last:
+            continue
+        attached = state.attached_at(block.order[p], block.func)
         if attached:
-            raise PrimitiveError(prim, f"loop {state.loop_name(loop)} of block '{block.name}' "
-                                 f"encloses block '{attached[0].name}' (compute_at); apply "
-                                 f"{prim} before compute_at")
+            loop = state.loops[block.order[p]]
+            raise PrimitiveError(prim, f"block '{attached[0].name}' is computed at loop "
+                                 f"{state.loop_name(loop)} of block '{block.name}', inside the "
+                                 f"loops to {prim}: they are not a single chain")
+
+
+def move_attached(state: KernelState, block: Block, old: int, new: int) -> None:
+    """The blocks computed at loop ``old`` are now computed at loop ``new`` (its innermost
+    replacement: one iteration of it covers what one of ``old`` did)."""
+    for other in state.attached_at(old, block.func):
+        other.attach.loop = new
 
 
 def split(state: KernelState, loop: Loop, factors: Sequence[Any],
@@ -50,7 +61,6 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
         raise PrimitiveError("split", f"loop {name} has a dynamic extent")
     if len(factors) < 1:
         raise PrimitiveError("split", "needs at least one factor")
-    check_free(state, [loop], "split")
     values: list[int | None] = []
     for f in factors:
         if f is not None and not isinstance(f, int):
@@ -81,6 +91,7 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     block.levels[dim] = levels[:at] + ids + levels[at + 1:]
     at = block.order.index(loop.id)
     block.order[at:at + 1] = ids
+    move_attached(state, block, loop.id, ids[-1])
     del state.loops[loop.id]
     return ids
 
@@ -93,11 +104,12 @@ def reorder(state: KernelState, loops: Sequence[Loop]) -> None:
     if len(blocks) != 1:
         raise PrimitiveError("reorder", f"loops of different blocks ({', '.join(sorted(blocks))})")
     block = own_loop(state, loops[0], "reorder")
-    check_free(state, loops, "reorder")
     positions = sorted(block.order.index(loop.id) for loop in loops)
     new_order = list(block.order)
     for pos, loop in zip(positions, loops):
         new_order[pos] = loop.id
+    check_chain(state, block, positions, True, "reorder")
+    move_attached(state, block, block.order[positions[-1]], new_order[positions[-1]])
     for levels in block.levels:
         seen = [lid for lid in new_order if lid in levels]
         if seen != levels:
@@ -122,10 +134,7 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
         raise PrimitiveError("fuse", "cannot fuse a spatial loop with a reduction loop")
     if any(len(loop.parts) > 1 for loop in loops):
         raise PrimitiveError("fuse", "a loop is already fused")
-    if any(loop.annotations.get(k) for loop in loops
-           for k in ("parallel", "vectorize", "unroll", "bind")):
-        raise PrimitiveError("fuse", "annotate (parallel/vectorize/unroll/bind) after fusing")
-    check_free(state, loops, "fuse")
+    check_chain(state, block, positions, True, "fuse")
     dims = [loop.parts[0][0] for loop in loops]
     if len(set(dims)) == 1:
         # Consecutive levels of one dimension: fusing them undoes their split.
@@ -144,6 +153,7 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
             d = loop.parts[0][0]
             block.levels[d][block.levels[d].index(loop.id)] = fused.id
     block.order[positions[0]:positions[-1] + 1] = [fused.id]
+    move_attached(state, block, loops[-1].id, fused.id)
     for loop in loops:
         del state.loops[loop.id]
     return fused.id

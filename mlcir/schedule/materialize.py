@@ -83,6 +83,7 @@ class Emitter:
 
     def __init__(self, state: KernelState):
         self.state = state
+        self.not_vectorized: dict[str, str] = {}  # block -> why its vector tile is scalar
 
     def _size(self, block: Block, loop: Loop, dim: int, emitted_params: dict[int, ir.Value]) -> Any:
         """The tile size of ``dim`` for the loop ``loop``: the product of its inner levels
@@ -197,11 +198,11 @@ class Emitter:
         if vec:
             loop = self.state.loops[loops[vec[0]]]
             problem = vector_tile_problem(self.state, block, loop)
-            if problem:
-                raise ScheduleError(f"vectorize of loop {self.state.loop_name(loop)} of block "
-                                    f"'{block.name}' no longer holds (loops were split or "
-                                    f"reordered after it): {problem}")
-            return vec[0]
+            if not problem:
+                return vec[0]
+            # TVM's fallback: a loop that cannot be vectorized runs as a scalar loop. The
+            # reason is left on the block's op (``loop.not_vectorized``).
+            self.not_vectorized[block.name] = problem
         start = len(loops)
         seen_dims: set[int] = set()
         attached = {b.attach.loop for b in self.state.blocks.values()
@@ -366,10 +367,32 @@ class Emitter:
         long_dims = [d for d, _ in long_loops]
         vectorize = bool(implicit) and \
             bool(self.state.loops[implicit[0]].annotations.get("vectorize"))
+        reason = self.not_vectorized.get(block.name)
         # A tile that can be partial (a split that does not divide) vectorizes with masks, at
         # the size of its largest tile.
         outside = set(self.state.enclosing(block)) - set(implicit)
         bounds = [tile_bound(self.state, block, d, outside) for d in range(len(block.kinds))]
+        interchanged = long_dims != sorted(long_dims)
+        # Window tiles: folded to plain dims where that works, else decomposed to 1-D.
+        fold = decompose = False
+        if vectorize and reason is None and block.window:
+            if not long_dims:
+                vectorize = False  # a one-element tile: scalar code either way
+            elif block.op_name not in DECOMPOSED_WINDOWS and folds_to_plain_dims(block, long_dims):
+                fold = True
+            elif not block.op_name.startswith(DECOMPOSABLE_WINDOWS):
+                reason = ("its tile reads an operand through a stride or a window dim of more "
+                          "than one iteration; only tiles that read plain dims once their unit "
+                          "dims are dropped vectorize")
+            elif interchanged:
+                reason = ("its loops are interchanged: a window tile vectorizes only in the "
+                          "order of its op's dims (as a 1-D convolution or pooling)")
+            else:
+                decompose = True
+                reason = _undecomposable(block, [size for size, _ in bounds])
+        if reason is not None:
+            vectorize = False
+            annotate(handle, "loop.not_vectorized", ir.StringAttr.get(reason))
         masked = vectorize and any(partial for _, partial in bounds)
         if vectorize and not masked and long_loops and REDUCTION in block.kinds:
             # The lanes of the accumulator: its innermost dim (a reduction dim inside the tile,
@@ -377,7 +400,6 @@ class Emitter:
             spatial = [(d, lid) for d, lid in long_loops if block.kinds[d] != REDUCTION]
             lane_dim, lane_loop = (spatial or long_loops)[-1]
             handle = _split_lanes(handle, lane_dim, self.state.loops[lane_loop].extent)
-        interchanged = long_dims != sorted(long_dims)
         if interchanged:
             perm = [d for d in range(len(block.kinds)) if d not in dims] + dims
             generic = structured.GeneralizeOp(handle).transformed
@@ -385,20 +407,7 @@ class Emitter:
             annotate(handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
             # A generic keeps its attributes through the interchange: restate its iterators.
             annotate(handle, ITERATORS_ATTR, iterators_attr([block.kinds[d] for d in perm]))
-        # Window tiles: folded to plain dims where that works, else decomposed to 1-D.
-        fold = False
-        if vectorize and block.window and block.op_name not in DECOMPOSED_WINDOWS:
-            if not long_dims:
-                vectorize = False  # a one-element tile: scalar code either way
-            elif folds_to_plain_dims(block, long_dims):
-                fold = True
-            elif not block.op_name.startswith(DECOMPOSABLE_WINDOWS):
-                raise ScheduleError(f"vectorize of block '{block.name}': its tile reads an "
-                                    "operand through a stride or a window dim of more than "
-                                    "one iteration; only tiles that read plain dims once "
-                                    "their unit dims are dropped vectorize")
-        if vectorize and not fold and not interchanged \
-                and block.op_name.startswith(DECOMPOSABLE_WINDOWS):
+        if vectorize and decompose:
             # Convolution tiles vectorize as 1-D ones: drop the unit window dims first.
             handle = structured.DecomposeOp(handle).transformed
         if fold:
@@ -504,6 +513,21 @@ def _fold_unit_dims(handle: ir.Value, block: Block) -> ir.Value:
         structured.ApplyFoldUnitExtentDimsViaSlicesPatternsOp()
     annotate(generic, BLOCK_ATTR, ir.StringAttr.get(block.name))
     return generic
+
+
+# The (output, window) dim pairs of the window ops upstream decomposes to 1-D: a tile
+# decomposes when one pair is all unit.
+WINDOW_PAIRS = {"linalg.conv_2d_nchw_fchw": ((2, 5), (3, 6)), "linalg.pooling_nchw_": ((2, 4), (3, 5))}
+
+
+def _undecomposable(block: Block, sizes: list[int]) -> str | None:
+    """Why a window tile of these sizes does not decompose to a 1-D one (None if it does)."""
+    pairs = next(p for name, p in WINDOW_PAIRS.items() if block.op_name.startswith(name))
+    if any(sizes[out] == 1 and sizes[window] == 1 for out, window in pairs):
+        return None
+    return ("a convolution or pooling tile vectorizes as a 1-D one: the output row and its "
+            "window row (or the output column and its window column) must both be one "
+            "iteration in the tile")
 
 
 def _group_kind(annotations: dict[str, Any]) -> str | None:

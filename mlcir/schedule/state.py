@@ -103,9 +103,9 @@ class Block:
     # An operand is read through an expression of the loop dims (``oh + kh``): a convolution
     # or pooling window, which the vectorizer takes only once the tile's unit dims are gone.
     window: bool = False
-    # Per dim, the region computed per iteration of the loop the block is computed at (set by
-    # compute_at/reverse_compute_at): its size and whether it can be partial.
-    region: dict[int, tuple[int, bool]] = field(default_factory=dict)
+    # A block computed at a loop of another (compute_at/reverse_compute_at): its dims that
+    # cover the tile of a dim of that block at that loop (own dim -> the target's dim).
+    region: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -266,7 +266,11 @@ def tile_bound(state: KernelState, block: Block, dim: int,
     """The most iterations of ``dim`` that one tile of ``block`` inside the loops ``outside``
     covers, and whether a tile can cover fewer (a split that does not divide makes the last
     tile partial, TVM's semantics; tiles inside a partial tile can be partial too)."""
-    size, partial = block.region.get(dim, (block.extents[dim], False))
+    if block.attach is not None and dim in block.region:
+        target = state.blocks[(block.func, block.attach.target)]
+        size, partial = inner_extent(state, target, block.region[dim], block.attach.loop)
+    else:
+        size, partial = block.extents[dim], False
     levels = block.levels[dim]
     for k, lid in enumerate(levels):
         if lid not in outside:
