@@ -59,6 +59,7 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
         raise PrimitiveError("compute_inline", f"block '{inside[0]}' is computed at a loop of "
                              f"block '{block.name}', whose loops disappear")
     _check_uncached(state, [block] + [c for c, _ in consumers], "compute_inline")
+    _check_not_expanded(state, [block] + [c for c, _ in consumers], "compute_inline")
     # The consumers' loops stay as they are; the block's own loops disappear with it.
     _inline(state, original, block, consumers, "compute_inline")
 
@@ -85,12 +86,21 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
                              f"'{block.attach.target}': the producer cannot take over loops it "
                              "shares with another block")
     _check_uncached(state, [block, producer], prim)
+    _check_not_expanded(state, [block, producer], prim)
     if any(len(lv) > 1 for lv in producer.levels) or producer.attach \
             or any(state.attached_at(lid, producer.func) for lid in producer.order):
         raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled; inline "
                              "before scheduling it (it takes over the loops of "
                              f"'{block.name}')")
     _inline(state, original, producer, [(block, 0)], prim, into_producer=block)
+
+
+def _check_not_expanded(state: KernelState, blocks: list[Block], prim: str) -> None:
+    for block in blocks:
+        if state.expanded(block):
+            raise PrimitiveError(prim, f"the split levels of block '{block.name}' were "
+                                 "reordered, which reshapes its operands (a dimension per "
+                                 f"level): nothing fuses through the reshape; {prim} first")
 
 
 def _check_uncached(state: KernelState, blocks: list[Block], prim: str) -> None:
@@ -186,6 +196,7 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
         raise PrimitiveError(prim, f"block '{b.name}' cannot be computed in its own nest")
     if b.attach is not None:
         raise PrimitiveError(prim, f"block '{b.name}' is already computed at another loop")
+    _check_not_expanded(state, [b, target], prim)
     if any(x.attach is not None and x.attach.target == b.name for x in state.blocks.values()):
         raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}'")
     chain = state.enclosing(target)

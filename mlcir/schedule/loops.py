@@ -110,13 +110,12 @@ def reorder(state: KernelState, loops: Sequence[Loop]) -> None:
         new_order[pos] = loop.id
     check_chain(state, block, positions, True, "reorder")
     move_attached(state, block, block.order[positions[-1]], new_order[positions[-1]])
-    for levels in block.levels:
-        seen = [lid for lid in new_order if lid in levels]
-        if seen != levels:
-            names = [state.loop_name(state.loops[i]) for i in seen]
-            raise PrimitiveError("reorder", f"the split levels of one dimension must stay outer "
-                                 f"to inner ({', '.join(names)}): MLIR tiling emits the loops of "
-                                 "a split dimension in that order")
+    swapped = [dim for dim, levels in enumerate(block.levels)
+               if [lid for lid in new_order if lid in levels] != levels]
+    for dim in swapped:
+        _check_expandable(state, block, dim)
+    for dim in swapped:
+        _expand_dim(state, block, dim)
     block.order = new_order
 
 
@@ -157,3 +156,59 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
     for loop in loops:
         del state.loops[loop.id]
     return fused.id
+
+
+def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
+    """Split levels of ``dim`` in another order than outer to inner make each level a
+    dimension of its own (expand.py); what that rewrite needs."""
+    levels = [state.loops[lid] for lid in block.levels[dim]]
+    names = ", ".join(state.loop_name(loop) for loop in levels)
+    why = f"the split levels {names} are put out of order, which makes each a dimension"
+    if any(len(loop.parts) != 1 for loop in levels):
+        raise PrimitiveError("reorder", f"{why}: none may be fused with another dimension")
+    if math.prod(loop.extent for loop in levels) != block.extents[dim]:
+        raise PrimitiveError("reorder", f"{why}: the split must divide (extent "
+                             f"{block.extents[dim]}, factors "
+                             f"{[loop.extent for loop in levels]}); a partial tile of an inner "
+                             "level would need padding")
+    related = [b.name for b in state.blocks.values() if not b.inlined and b is not block and (
+        (b.attach is not None and b.attach.target == block.name)
+        or b.origin.get("source") == block.name)]
+    if block.attach is not None or related or block.op_name == "linalg.fill":
+        raise PrimitiveError("reorder", f"{why} of block '{block.name}', which must then be "
+                             "computed on its own (not computed at another block, nothing "
+                             "computed at it, no cache stage; reorder first)")
+
+
+def _expand_dim(state: KernelState, block: Block, dim: int) -> None:
+    """Make each split level of ``dim`` a dimension of ``block`` (the first keeps ``dim``)."""
+    levels = [state.loops[lid] for lid in block.levels[dim]]
+    names = [state.loop_name(loop) for loop in levels]
+    extents = [loop.extent for loop in levels]
+    new_dims = list(range(len(block.kinds), len(block.kinds) + len(levels) - 1))
+    level_dims = [dim] + new_dims
+    strides = [math.prod(extents[k + 1:]) for k in range(len(extents))]
+    state.inlines.append(("expand_dim", block.func, block.name, str(dim),
+                          ",".join(str(e) for e in extents)))
+    block.kinds = block.kinds + [block.kinds[dim]] * len(new_dims)
+    block.extents = block.extents[:dim] + [extents[0]] + block.extents[dim + 1:] + extents[1:]
+    block.levels = block.levels[:dim] + [[levels[0].id]] + block.levels[dim + 1:] + \
+        [[loop.id] for loop in levels[1:]]
+    for d, loop, name in zip(level_dims, levels, names):
+        loop.parts = [(d, loop.extent)]
+        block.dim_names[d] = name
+    for operand in block.operands:
+        results, terms = [], []
+        for result, form in zip(operand.map_results, operand.terms):
+            if result == dim:
+                results += level_dims
+                terms += [({d: 1}, 0) for d in level_dims]
+                continue
+            results.append(result)
+            if form is not None and dim in form[0]:
+                c = form[0].pop(dim)
+                form[0].update({d: c * stride for d, stride in zip(level_dims, strides)})
+            terms.append(form)
+        operand.map_results, operand.terms = results, terms
+    block.output_map = [d for r in block.output_map for d in (level_dims if r == dim else [r])]
+    block.op_name = "linalg.generic"

@@ -45,6 +45,7 @@ from mlcir.transform import TransformError, annotate, apply, match_attr, new_scr
 
 from .annotate import vector_tile_problem
 from .errors import ScheduleError
+from .expand import apply_expand
 from .inline import apply_inline
 from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
                     folds_to_plain_dims, tile_bound)
@@ -53,6 +54,7 @@ from .trace import Trace
 LOOP_NAME = "loop.name"
 SERIAL = "loop.serial"
 INLINE_ATTR = "mlcir.inline"
+EXPAND = "expand_dim"  # an entry of INLINE_ATTR: reordered split levels (expand.py)
 SCOPE_MEMORY_SPACE = {"shared": "#gpu.address_space<workgroup>", "local": None, "global": None}
 # Window ops whose tiles are always decomposed to a 1-D op (the matmul micro-kernel,
 # docs/tuning.md); other window tiles have their unit dims folded away instead when that
@@ -569,8 +571,12 @@ def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
     """Apply a schedule's transform module: its recorded inlines, then its named sequence."""
     if INLINE_ATTR in script.operation.attributes:
         for entry in ir.ArrayAttr(script.operation.attributes[INLINE_ATTR]):
-            kind, func_name, block = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
-            apply_inline(payload, kind, func_name, block)
+            kind, func_name, block, *args = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
+            if kind == EXPAND:
+                apply_expand(payload, func_name, block, int(args[0]),
+                             [int(e) for e in args[1].split(",")])
+            else:
+                apply_inline(payload, kind, func_name, block)
     apply(payload, script)
 
 

@@ -106,6 +106,9 @@ class Block:
     # A block computed at a loop of another (compute_at/reverse_compute_at): its dims that
     # cover the tile of a dim of that block at that loop (own dim -> the target's dim).
     region: dict[int, int] = field(default_factory=dict)
+    # Dims that are split levels of an original dim (their levels were reordered, expand.py):
+    # dim -> the name of its loop ("i_1").
+    dim_names: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -115,9 +118,10 @@ class KernelState:
     blocks: dict[tuple[str, str], Block] = field(default_factory=dict)  # (func, name) -> block
     loops: dict[int, Loop] = field(default_factory=dict)  # the live loops
     next_loop_id: int = 0
-    # The inlines, in order, as (kind, func, block): rewrites applied before the transform
-    # script (inline.py), since no transform op does them.
-    inlines: list[tuple[str, str, str]] = field(default_factory=list)
+    # The rewrites applied before the transform script, since no transform op does them, in
+    # order: inlines as (kind, func, block) (inline.py), dimensions expanded for reordered
+    # split levels as ("expand_dim", func, block, dim, "e0,e1,...") (expand.py).
+    inlines: list[tuple[str, ...]] = field(default_factory=list)
 
     def new_loop(self, block: Block, parts: list[tuple[int, int]]) -> Loop:
         loop = Loop(self.next_loop_id, block.name, parts)
@@ -137,7 +141,8 @@ class KernelState:
         block = self.owner(loop)
         names = []
         for dim, _ in loop.parts:
-            base = DIM_NAMES[dim] if dim < len(DIM_NAMES) else f"d{dim}"
+            base = block.dim_names.get(dim) or (DIM_NAMES[dim] if dim < len(DIM_NAMES)
+                                                else f"d{dim}")
             levels = block.levels[dim]
             names.append(base if len(levels) == 1 else f"{base}_{levels.index(loop.id)}")
         return "_".join(names) + ("_fused" if len(names) > 1 else "")
@@ -167,6 +172,12 @@ class KernelState:
             chain = self.enclosing(target)
             outer = chain[:chain.index(block.attach.loop) + 1]
         return outer + list(block.order)
+
+    def expanded(self, block: Block) -> bool:
+        """Whether ``block``'s op is rewritten for reordered split levels (expand.py): it
+        then reads reshaped operands, through which nothing fuses."""
+        return any(entry[0] == "expand_dim" and entry[1:3] == (block.func, block.name)
+                   for entry in self.inlines)
 
     def attached_at(self, loop_id: int, func: str) -> list[Block]:
         return [b for (f, _), b in self.blocks.items()
