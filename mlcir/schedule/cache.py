@@ -65,13 +65,11 @@ def _cache(state: KernelState, b: Block, kind: str, operand: int, index: int,
     if rank == 0:
         raise PrimitiveError(kind, f"operand #{index} of '{b.name}' is a scalar, not a tensor")
     read = b.operands[operand].map_results
-    extents = []
-    for r in range(rank):
-        d = read[r]
-        if d is None:
-            raise PrimitiveError(kind, f"operand #{operand} of '{b.name}' is indexed by an "
-                                 "expression; only plain dimensions can be cached")
-        extents.append(b.extents[d])
+    shape = b.operands[operand].shape
+    # A dim read through an expression (a window, ``oh + kh``) has the operand's extent.
+    extents = [b.extents[d] if d is not None else shape[r] for r, d in enumerate(read)]
+    if any(e is None or e < 0 for e in extents):
+        raise PrimitiveError(kind, f"operand #{index} of '{b.name}' has a dynamic shape")
     cache = Block(name, b.func, [SPATIAL] * rank, extents, [], [],
                   [Operand(b.name if kind == "cache_write" else b.operands[operand].producer,
                            list(range(rank)), False)],

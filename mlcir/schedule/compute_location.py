@@ -194,8 +194,6 @@ def _dim_correspondence(producer: Block, consumer: Block, operand: int,
 def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) -> None:
     if b is target or b.func != target.func:
         raise PrimitiveError(prim, f"block '{b.name}' cannot be computed in its own nest")
-    if b.attach is not None:
-        raise PrimitiveError(prim, f"block '{b.name}' is already computed at another loop")
     _check_not_expanded(state, [b, target], prim)
     if any(x.attach is not None and x.attach.target == b.name for x in state.blocks.values()):
         raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}'")
@@ -218,6 +216,11 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                                  f"{', '.join(repr(o) for o in others)}: every consumer must be "
                                  "under the target loop")
         is_init = any(target.operands[i].is_init for i in reads)
+        if b.origin.get("kind") == "cache_read" and None in target.operands[reads[0]].map_results:
+            # A copy of an operand read through a window (``oh + kh``): the tiled op's operand
+            # is promoted, whatever region the tile reads; its own loops are never tiled.
+            b.attach = Attach(prim, target.name, loop.id)
+            return
         mapping = _dim_correspondence(b, target, reads[0], prim)
         if is_init and any(x.origin.get("kind") == "cache_write"
                            and x.origin.get("source") == target.name
@@ -236,19 +239,25 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                  and not op.is_init]
         if not reads:
             raise PrimitiveError(prim, f"block '{b.name}' does not read block '{target.name}'")
-        others = sorted({c.name for c, _ in state.consumers(target) if c is not b})
-        if others:
-            raise PrimitiveError(prim, f"block '{target.name}' is also read by "
-                                 f"{', '.join(repr(o) for o in others)}: the nest is re-rooted "
-                                 f"at '{b.name}', so it must be the only consumer")
         _spatial_above(state, outer, prim, f"'{b.name}' needs complete results of "
                        f"'{target.name}'")
         mapping = _dim_correspondence(target, b, reads[0], prim)
+        others = sorted({c.name for c, _ in state.consumers(target) if c is not b})
         for lid in outer:
             for d, _ in state.loops[lid].parts:
                 if d not in mapping:
                     raise PrimitiveError(prim, f"loop dimension {d} of '{target.name}' does not "
                                          f"index the data '{b.name}' reads")
+                if others and b.kinds[mapping[d]] == REDUCTION:
+                    # The tiles of the target are yielded for its other consumers, which
+                    # upstream does only out of scf.forall, and a forall cannot step a
+                    # reduction (it asserts on scf.for).
+                    raise PrimitiveError(prim, f"block '{target.name}' is also read by "
+                                         f"{', '.join(repr(o) for o in others)}, and loop "
+                                         f"{state.loop_name(state.loops[lid])} steps a "
+                                         f"reduction dimension of '{b.name}': MLIR yields "
+                                         "the tiles of a producer with other consumers only out "
+                                         "of loops without reductions")
         _fresh_nest(state, b)
         for t_dim, c_dim in mapping.items():
             _reset_dim(state, b, c_dim, t_dim, inner_extent(state, target, t_dim, loop.id)[0])
@@ -272,10 +281,12 @@ def _reset_dim(state: KernelState, b: Block, dim: int, target_dim: int, extent: 
 
 def _fresh_nest(state: KernelState, b: Block) -> None:
     """Give ``b`` one loop per dimension again, as TVM's compute_at regenerates the loops of
-    the block it moves (its splits, fusions and annotations are dropped)."""
-    if all(len(levels) == 1 for levels in b.levels) and \
+    the block it moves (its splits, fusions and annotations are dropped; a block computed
+    elsewhere before moves)."""
+    if b.attach is None and all(len(levels) == 1 for levels in b.levels) and \
             all(len(state.loops[lid].parts) == 1 for lid in b.order):
         return
+    b.region = {}
     for lid in b.order:
         del state.loops[lid]
     b.levels, b.order = [], []

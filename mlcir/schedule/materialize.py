@@ -153,8 +153,12 @@ class Emitter:
         mapping = self._correspondence(block, consumer)
         c_handle = self._op(consumer, em.func)
         path: list[ir.Value] = []
+        # The producer's tiles are also yielded for its other consumers, which upstream does
+        # only out of scf.forall (it asserts on scf.for): the shared loops are serial foralls.
+        others = [c for c, _ in self.state.consumers(block) if c is not consumer]
         c_handle = self._tile_groups(consumer, c_handle, shared, path, em, params,
-                                     dims=lambda d: mapping[d], owner=block)
+                                     dims=lambda d: mapping[d], owner=block,
+                                     serial=set(shared) if others else None)
         for loop_handle in path:
             handle = structured.FuseIntoContainingOp(any_op(), any_op(), handle,
                                                      loop_handle).fused_op

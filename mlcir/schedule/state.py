@@ -82,6 +82,7 @@ class Operand:
     map_results: list[int | None]
     is_init: bool  # the operand is the block's output/destination (DPS init)
     terms: list[Linear] = field(default_factory=list)
+    shape: list[int] = field(default_factory=list)  # the operand's tensor shape
 
 
 @dataclass
@@ -238,9 +239,11 @@ def read_blocks(module: ir.Module, state: KernelState) -> None:
             n_ops = len(maps)
             operands = []
             for i, (value, amap) in enumerate(zip(list(op.operands)[:n_ops], maps)):
+                shape = list(ir.ShapedType(value.type).shape) \
+                    if isinstance(value.type, ir.ShapedType) else []
                 operands.append(Operand(_defining_block(value), _map_results(amap),
                                         is_init=i >= n_ops - num_inits,
-                                        terms=[_linear(e) for e in amap.results]))
+                                        terms=[_linear(e) for e in amap.results], shape=shape))
             extents = b.extents
             block = Block(b.name, func_name, b.iterators, extents, [], [], operands,
                           _map_results(maps[-num_inits]), op.name,

@@ -37,6 +37,7 @@ from typing import Any, Callable
 import numpy as np
 
 TOLERANCE = 1e-4  # error relative to the largest magnitude of numpy's answer
+LIKELY = 0.9  # how often a primitive's arguments are drawn among those that can be legal
 
 
 # -- kernels ---------------------------------------------------------------------------------
@@ -186,6 +187,22 @@ def unroll(sch, rng: random.Random) -> bool:
     return True
 
 
+def _mostly(rng: random.Random, likely: list[Any], anything: list[Any]) -> Any:
+    """Usually one of ``likely`` (arguments that can be legal, as TVM's sampling of compute
+    locations draws only those), sometimes anything, so the legality checks are exercised."""
+    return rng.choice(likely) if likely and rng.random() < LIKELY else rng.choice(anything)
+
+
+def _spatial_prefix(sch, loops: list[Any]) -> list[Any]:
+    """The loops above the first reduction loop."""
+    out = []
+    for rv in loops:
+        if sch.get(rv).kind != "spatial":
+            break
+        out.append(rv)
+    return out
+
+
 def _consumers(sch, block) -> list[Any]:
     return [c for c, _ in sch.state.consumers(block)]
 
@@ -201,7 +218,7 @@ def compute_at(sch, rng: random.Random) -> bool:
     loops = sch.get_loops(sch.get_block(consumer.name))
     if not loops:
         return False
-    sch.compute_at(rv, rng.choice(loops))
+    sch.compute_at(rv, _mostly(rng, _own_loops(sch, sch.get_block(consumer.name)), loops))
     return True
 
 
@@ -215,7 +232,8 @@ def reverse_compute_at(sch, rng: random.Random) -> bool:
     loops = sch.get_loops(sch.get_block(producer))
     if not loops:
         return False
-    sch.reverse_compute_at(rv, rng.choice(loops))
+    likely = _spatial_prefix(sch, _own_loops(sch, sch.get_block(producer)))
+    sch.reverse_compute_at(rv, _mostly(rng, likely, loops))
     return True
 
 
@@ -229,9 +247,19 @@ def compute_inline(sch, rng: random.Random) -> bool:
 
 
 def reverse_compute_inline(sch, rng: random.Random) -> bool:
-    _, rv = _pick_block(sch, rng, lambda b: "reduction" not in b.kinds and not b.origin
-                        and b.op_name != "linalg.fill"
-                        and any(op.producer and not op.is_init for op in b.operands))
+    def producers(b) -> set[str]:
+        return {op.producer for op in b.operands if op.producer and not op.is_init}
+
+    def elementwise(b) -> bool:
+        return "reduction" not in b.kinds and not b.origin and b.op_name != "linalg.fill"
+
+    def after_elementwise(b) -> bool:
+        names = producers(b)
+        return len(names) == 1 and elementwise(sch.state.blocks[(b.func, names.pop())])
+
+    likely = rng.random() < LIKELY
+    _, rv = _pick_block(sch, rng, lambda b: elementwise(b) and bool(producers(b))
+                        and (after_elementwise(b) or not likely))
     if rv is None:
         return False
     sch.reverse_compute_inline(rv)
@@ -243,7 +271,9 @@ def decompose_reduction(sch, rng: random.Random) -> bool:
     loops = _own_loops(sch, rv) if rv is not None else []
     if not loops:
         return False
-    sch.decompose_reduction(rv, rng.choice(loops))
+    # Legal where every loop above is spatial: the init then runs once per output tile.
+    likely = loops[:len(_spatial_prefix(sch, loops)) + 1]
+    sch.decompose_reduction(rv, _mostly(rng, likely, loops))
     return True
 
 
