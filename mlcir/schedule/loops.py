@@ -24,12 +24,12 @@ def own_loop(state: KernelState, loop: Loop, prim: str) -> Block:
 
 def check_chain(state: KernelState, block: Block, positions: Sequence[int], keeps_last: bool,
                 prim: str) -> None:
-    """The loops of ``block`` at ``positions`` must form a single chain: no other block may be
-    computed at one of them but the innermost (TVM's rule too: such a block would be a second
-    child in the chain). ``keeps_last``: whether blocks may be computed at the innermost
-    position (they stay at that position)."""
+    """The loops of ``block`` from the first of ``positions`` to the last must form a single
+    chain: no other block may be computed at one of them but the innermost (TVM's rule too:
+    such a block would be a second child in the chain). ``keeps_last``: whether blocks may be
+    computed at the innermost position (they stay at that position)."""
     last = max(positions)
-    for p in positions:
+    for p in range(min(positions), last + 1):
         if p == last and keeps_last:
             continue
         attached = state.attached_at(block.order[p], block.func)
