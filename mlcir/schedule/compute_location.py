@@ -87,12 +87,22 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
                              "shares with another block")
     _check_uncached(state, [block, producer], prim)
     _check_not_expanded(state, [block, producer], prim)
-    if any(len(lv) > 1 for lv in producer.levels) or producer.attach \
-            or any(state.attached_at(lid, producer.func) for lid in producer.order):
-        raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled; inline "
-                             "before scheduling it (it takes over the loops of "
-                             f"'{block.name}')")
-    _inline(state, original, producer, [(block, 0)], prim, into_producer=block)
+    if producer.attach is not None and producer.attach.target == block.name:
+        raise PrimitiveError(prim, f"producer '{producer.name}' is computed at a loop of "
+                             f"'{block.name}', which disappears")
+    reads = next(op for op in block.operands if op.producer == producer.name)
+    # As TVM, the producer keeps its loops when the consumer walks the same domain in the
+    # same order and was not scheduled; else it takes over the consumer's loops.
+    keep = reads.map_results == producer.output_map == list(range(len(producer.kinds))) \
+        and block.extents == producer.extents and _plain_nest(state, block) \
+        and not any(state.attached_at(lid, block.func) for lid in block.order)
+    if not keep and (not _plain_nest(state, producer) or producer.attach
+                     or any(state.attached_at(lid, producer.func) for lid in producer.order)):
+        raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled and "
+                             f"takes over the loops of '{block.name}' (which was scheduled, "
+                             "or walks its data in another order): inline before scheduling")
+    _inline(state, original, producer, [(block, 0)], prim, into_producer=block,
+            keep_loops=keep)
 
 
 def _check_not_expanded(state: KernelState, blocks: list[Block], prim: str) -> None:
@@ -133,7 +143,7 @@ def _check_inline(block: Block, prim: str) -> None:
 
 def _inline(state: KernelState, original: ir.Module, producer: Block,
             consumers: list[tuple[Block, int]], prim: str,
-            into_producer: Block | None = None) -> None:
+            into_producer: Block | None = None, keep_loops: bool = False) -> None:
     """Update the state for an inline and record the rewrite the materializer applies.
 
     ``compute_inline``: ``producer`` disappears into its consumers. With ``into_producer``
@@ -161,10 +171,14 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
         producer.operands = [op for op in consumer.operands
                              if op.producer != producer.name and not op.is_init] + merged + \
             [op for op in consumer.operands if op.is_init]
-        for attr in ("kinds", "extents", "levels", "order", "output_map"):
-            setattr(producer, attr, getattr(consumer, attr))
-        for lid in producer.order:
-            state.loops[lid].block = producer.name
+        if keep_loops:
+            for lid in consumer.order:
+                del state.loops[lid]
+        else:
+            for attr in ("kinds", "extents", "levels", "order", "output_map"):
+                setattr(producer, attr, getattr(consumer, attr))
+            for lid in producer.order:
+                state.loops[lid].block = producer.name
         for other in state.blocks.values():
             for op in other.operands:
                 if op.producer == consumer.name:
@@ -195,8 +209,12 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
     if b is target or b.func != target.func:
         raise PrimitiveError(prim, f"block '{b.name}' cannot be computed in its own nest")
     _check_not_expanded(state, [b, target], prim)
-    if any(x.attach is not None and x.attach.target == b.name for x in state.blocks.values()):
-        raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}'")
+    if any(x.attach is not None and x.attach.target == b.name and not x.inlined
+           for x in state.blocks.values()) and (b.attach is not None or not _plain_nest(state, b)):
+        # They stay at their loops of `b`, which therefore cannot be regenerated.
+        raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}', whose "
+                             "loops were split, fused or computed elsewhere: compute it at its "
+                             "place first")
     chain = state.enclosing(target)
     if loop.id not in chain:
         raise PrimitiveError(prim, f"loop {state.loop_name(loop)} does not enclose block "
@@ -283,8 +301,7 @@ def _fresh_nest(state: KernelState, b: Block) -> None:
     """Give ``b`` one loop per dimension again, as TVM's compute_at regenerates the loops of
     the block it moves (its splits, fusions and annotations are dropped; a block computed
     elsewhere before moves)."""
-    if b.attach is None and all(len(levels) == 1 for levels in b.levels) and \
-            all(len(state.loops[lid].parts) == 1 for lid in b.order):
+    if b.attach is None and _plain_nest(state, b):
         return
     b.region = {}
     for lid in b.order:
@@ -294,3 +311,9 @@ def _fresh_nest(state: KernelState, b: Block) -> None:
         loop = state.new_loop(b, [(dim, extent if extent is not None else -1)])
         b.levels.append([loop.id])
         b.order.append(loop.id)
+
+
+def _plain_nest(state: KernelState, b: Block) -> bool:
+    """Whether ``b`` has one loop per dimension, neither split nor fused."""
+    return all(len(levels) == 1 for levels in b.levels) and \
+        all(len(state.loops[lid].parts) == 1 for lid in b.order)

@@ -141,11 +141,15 @@ def sample_split(sch, rng: random.Random) -> bool:
 
 
 def reorder(sch, rng: random.Random) -> bool:
-    _, block = _pick_block(sch, rng, lambda b: not b.origin)
-    loops = _own_loops(sch, block) if block is not None else []
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin)
+    loops = _own_loops(sch, rv) if rv is not None else []
     if len(loops) < 2:
         return False
-    sch.reorder(*rng.sample(loops, rng.randint(2, len(loops))))
+    # Legal below the innermost loop another block is computed at (TVM's single chain).
+    attached = [i for i, lid in enumerate(block.order) if sch.state.attached_at(lid, block.func)]
+    free = loops[max(attached) + 1:] if attached else loops
+    pool = free if len(free) >= 2 and rng.random() < LIKELY else loops
+    sch.reorder(*rng.sample(pool, rng.randint(2, len(pool))))
     return True
 
 
@@ -283,10 +287,13 @@ def cache_read(sch, rng: random.Random) -> bool:
     if block is None:
         return False
     inputs = [i for i, op in enumerate(op for op in block.operands if not op.is_init)]
+    cached = {b.origin.get("operand") for b in sch.state.blocks.values()
+              if b.origin.get("source") == block.name}
     loops = sch.get_loops(rv)
-    cache = sch.cache_read(rv, rng.choice(inputs), rng.choice(["global", "local"]))
+    cache = sch.cache_read(rv, _mostly(rng, [i for i in inputs if i not in cached], inputs),
+                           rng.choice(["global", "local"]))
     if loops and rng.random() < 0.7:
-        sch.compute_at(cache, rng.choice(loops))
+        sch.compute_at(cache, _mostly(rng, _own_loops(sch, rv), loops))
     return True
 
 
@@ -297,7 +304,8 @@ def cache_write(sch, rng: random.Random) -> bool:
     loops = sch.get_loops(rv)
     cache = sch.cache_write(rv, 0, rng.choice(["global", "local"]))
     if loops and rng.random() < 0.7:
-        sch.reverse_compute_at(cache, rng.choice(loops))
+        sch.reverse_compute_at(cache, _mostly(rng, _spatial_prefix(sch, _own_loops(sch, rv)),
+                                              loops))
     return True
 
 
