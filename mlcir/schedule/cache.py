@@ -59,7 +59,8 @@ def _cache(state: KernelState, b: Block, kind: str, operand: int, index: int,
         raise PrimitiveError(kind, f"storage_scope must be global, local or shared, got {scope!r}")
     if any(x.origin.get("source") == b.name and x.origin.get("operand") == operand
            for x in state.blocks.values()):
-        raise PrimitiveError(kind, f"input #{index} of '{b.name}' is already cached")
+        what = "input" if kind == "cache_read" else "output"
+        raise PrimitiveError(kind, f"{what} #{index} of '{b.name}' is already cached")
     name = f"{b.name}_{'read' if kind == 'cache_read' else 'write'}{index}_{scope}"
     rank = len(b.operands[operand].map_results)
     if rank == 0:

@@ -191,10 +191,18 @@ def unroll(sch, rng: random.Random) -> bool:
     return True
 
 
+class NothingLikely(Exception):
+    """A primitive found no argument that can be legal this time: it applies nothing."""
+
+
 def _mostly(rng: random.Random, likely: list[Any], anything: list[Any]) -> Any:
     """Usually one of ``likely`` (arguments that can be legal, as TVM's sampling of compute
     locations draws only those), sometimes anything, so the legality checks are exercised."""
-    return rng.choice(likely) if likely and rng.random() < LIKELY else rng.choice(anything)
+    if rng.random() < LIKELY:
+        if not likely:
+            raise NothingLikely
+        return rng.choice(likely)
+    return rng.choice(anything)
 
 
 def _spatial_prefix(sch, loops: list[Any]) -> list[Any]:
@@ -298,7 +306,13 @@ def cache_read(sch, rng: random.Random) -> bool:
 
 
 def cache_write(sch, rng: random.Random) -> bool:
-    block, rv = _pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill")
+    def uncached(b) -> bool:
+        return not any(x.origin.get("source") == b.name and x.origin.get("kind") == "cache_write"
+                       for x in sch.state.blocks.values())
+
+    likely = rng.random() < LIKELY
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                            and (uncached(b) or not likely))
     if block is None:
         return False
     loops = sch.get_loops(rv)
@@ -358,8 +372,11 @@ def run_case(seed: int, case: int, steps: tuple[int, int] = (2, 7)) -> dict[str,
     try:
         for _ in range(rng.randint(*steps)):
             primitive = PRIMITIVES[names.index(rng.choices(names, weights)[0])]
-            if primitive.apply(sch, rng):
-                applied.append(primitive.name)
+            try:
+                if primitive.apply(sch, rng):
+                    applied.append(primitive.name)
+            except NothingLikely:
+                pass
         module = sch.mod
         ex = mlcir.build(module, target="llvm -opt-level=1")
     except ScheduleError as error:
@@ -416,7 +433,7 @@ class Worker:
         self.proc.wait()
 
 
-def fuzz(cases: int, seed: int = 0, jobs: int = 1, timeout: float = 120.0,
+def fuzz(cases: int, seed: int = 0, jobs: int = 1, timeout: float = 300.0,
          progress: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Run ``cases`` cases in ``jobs`` worker processes; each case's result, by case index."""
     import time
@@ -496,7 +513,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds per case (a case compiles in seconds; a loaded machine "
+                        "and a large unroll take minutes)")
     parser.add_argument("--case", type=int, help="run this one case here and print it")
     parser.add_argument("--json", help="write every case's result to this JSON-lines file")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
