@@ -148,7 +148,12 @@ def reorder(sch, rng: random.Random) -> bool:
     # Legal below the innermost loop another block is computed at (TVM's single chain).
     attached = [i for i, lid in enumerate(block.order) if sch.state.attached_at(lid, block.func)]
     free = loops[max(attached) + 1:] if attached else loops
-    pool = free if len(free) >= 2 and rng.random() < LIKELY else loops
+    if rng.random() < LIKELY:
+        if len(free) < 2:
+            raise NothingLikely
+        pool = free
+    else:
+        pool = loops
     sch.reorder(*rng.sample(pool, rng.randint(2, len(pool))))
     return True
 
@@ -222,8 +227,13 @@ def _consumers(sch, block) -> list[Any]:
 def compute_at(sch, rng: random.Random) -> bool:
     # Not the fills that initialise reductions: in TensorIR the init is part of the reduction
     # block, and decompose_reduction places it.
+    # Likely legal: a producer with one consumer (all its consumers must be under the loop),
+    # which is computed at no other block (its loops would be shared ones).
+    likely = rng.random() < LIKELY
     producer, rv = _pick_block(sch, rng, lambda b: b.attach is None and b.op_name != "linalg.fill"
-                               and bool(_consumers(sch, b)))
+                               and bool(_consumers(sch, b)) and (not likely or (
+                                   len(_consumers(sch, b)) == 1
+                                   and _consumers(sch, b)[0].attach is None)))
     if producer is None:
         return False
     consumer = rng.choice(_consumers(sch, producer))
