@@ -261,6 +261,14 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                        f"'{target.name}'")
         mapping = _dim_correspondence(target, b, reads[0], prim)
         others = sorted({c.name for c, _ in state.consumers(target) if c is not b})
+        order = [blk.name for blk in state.blocks.values() if blk.func == b.func]
+        before = [o for o in others if order.index(o) < order.index(b.name)]
+        if before:
+            # The nest moves to where the consumer is; a block reading the producer before
+            # that point would need its result earlier.
+            raise PrimitiveError(prim, f"block '{target.name}' is also read by "
+                                 f"{', '.join(repr(o) for o in before)}, which comes before "
+                                 f"'{b.name}': the producer would be computed after it")
         for lid in outer:
             for d, _ in state.loops[lid].parts:
                 if d not in mapping:
