@@ -260,7 +260,10 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
         _spatial_above(state, outer, prim, f"'{b.name}' needs complete results of "
                        f"'{target.name}'")
         mapping = _dim_correspondence(target, b, reads[0], prim)
-        others = sorted({c.name for c, _ in state.consumers(target) if c is not b})
+        # A cache_write stage is the promotion of the producer's output (cache.py): the
+        # producer's other consumers read the written-back result as before.
+        others = [] if b.origin.get("kind") == "cache_write" else \
+            sorted({c.name for c, _ in state.consumers(target) if c is not b})
         order = [blk.name for blk in state.blocks.values() if blk.func == b.func]
         before = [o for o in others if order.index(o) < order.index(b.name)]
         if before:
