@@ -254,7 +254,11 @@ def reverse_compute_at(sch, rng: random.Random) -> bool:
     loops = sch.get_loops(sch.get_block(producer))
     if not loops:
         return False
-    likely = _spatial_prefix(sch, _own_loops(sch, sch.get_block(producer)))
+    # Likely legal: loops above the producer's reductions, of a producer computed at no
+    # other block (its loops would be shared ones).
+    target = next(b for b in sch.state.blocks.values() if b.name == producer)
+    likely = _spatial_prefix(sch, _own_loops(sch, sch.get_block(producer))) \
+        if target.attach is None else []
     sch.reverse_compute_at(rv, _mostly(rng, likely, loops))
     return True
 
@@ -493,6 +497,7 @@ def reason_group(reason: str) -> str:
     reason = re.sub(r"\(instruction \d+\)", "", reason)
     reason = re.sub(r"'[^']*'", "'B'", reason)
     reason = re.sub(r"\bloop \w+", "loop L", reason)
+    reason = re.sub(r"\b[a-z](_\d+)+\b(, [a-z](_\d+)+\b)*", "L..", reason)
     reason = re.sub(r"\((\w+, )+\w+\)", "(L, ..)", reason)
     reason = re.sub(r"\[[^\]]*\]", "[..]", reason)
     reason = re.sub(r"\d+", "N", reason)
