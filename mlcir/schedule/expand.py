@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import arith, linalg, tensor
 
 from mlcir.dialects.loop import BLOCK_ATTR, tag_block
 
@@ -51,12 +51,16 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
     operands, new_maps, collapse = [], [], []
     with ir.InsertionPoint(op), op.location:
         for value, amap in zip(op.operands, maps):
+            operand_type = value.type
             shape = ir.RankedTensorType(value.type).shape
             results: list[ir.AffineExpr] = []
             groups: list[list[int]] = []
             expanded: list[int] = []
             for r, expr in enumerate(amap.results):
                 if isinstance(expr, ir.AffineDimExpr) and expr.position == dim:
+                    if shape[r] < math.prod(extents):
+                        value = _pad(value, r, math.prod(extents))
+                        shape = ir.RankedTensorType(value.type).shape
                     groups.append(list(range(len(expanded), len(expanded) + len(extents))))
                     expanded += extents
                     results += [ir.AffineDimExpr.get(d) for d in level_dims]
@@ -70,7 +74,8 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
                 value = tensor.ExpandShapeOp(ir.RankedTensorType.get(expanded, element), value,
                                              _reassociation(groups), [], expanded).result
             operands.append(value)
-            collapse.append(groups if len(expanded) != len(shape) else None)
+            collapse.append((groups, ir.RankedTensorType(operand_type).shape)
+                            if len(expanded) != len(shape) else None)
         iterators = list(ir.ArrayAttr(op.attributes["iterator_types"]))
         kind = iterators[dim]
         generic = linalg.GenericOp_(operands[:n_inputs], operands[n_inputs:], new_maps,
@@ -81,13 +86,39 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
         with ir.InsertionPoint(new_body):
             linalg.YieldOp(yielded)
         for k, (old, new) in enumerate(zip(op.results, generic.results)):
-            groups = collapse[n_inputs + k]
-            if groups is not None:
-                new = tensor.CollapseShapeOp(old.type, new, _reassociation(groups)).result
+            if collapse[n_inputs + k] is not None:
+                groups, shape = collapse[n_inputs + k]
+                padded = [math.prod(extents) if len(g) > 1 else shape[r]
+                          for r, g in enumerate(groups)]
+                element = ir.RankedTensorType(old.type).element_type
+                new = tensor.CollapseShapeOp(ir.RankedTensorType.get(padded, element), new,
+                                             _reassociation(groups)).result
+                if padded != list(shape):  # the padded rows computed too: drop them
+                    new = tensor.ExtractSliceOp(old.type, new, [], [], [], [0] * len(shape),
+                                                list(shape), [1] * len(shape)).result
             old.replace_all_uses_with(new)
     name = ir.StringAttr(op.attributes[BLOCK_ATTR])
     op.erase()
     tag_block(generic.operation, name)
+
+
+def _pad(value: ir.Value, position: int, size: int) -> ir.Value:
+    """``value`` padded at the end of dimension ``position`` to ``size`` (with zeros: only a
+    spatial dimension is padded, whose extra elements are computed and dropped)."""
+    source = ir.RankedTensorType(value.type)
+    shape = list(source.shape)
+    high = [0] * len(shape)
+    high[position] = size - shape[position]
+    shape[position] = size
+    pad = tensor.PadOp(ir.RankedTensorType.get(shape, source.element_type), value, [], [],
+                       [0] * len(shape), high)
+    body = pad.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
+    with ir.InsertionPoint(body):
+        zero = arith.ConstantOp(source.element_type, 0.0).result \
+            if isinstance(source.element_type, ir.FloatType) else \
+            arith.ConstantOp(source.element_type, 0).result
+        tensor.YieldOp(zero)
+    return pad.result
 
 
 def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:

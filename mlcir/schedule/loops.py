@@ -10,7 +10,7 @@ import math
 from typing import Any, Sequence
 
 from .errors import PrimitiveError
-from .state import Block, KernelState, Loop, TileKnob
+from .state import REDUCTION, Block, KernelState, Loop, TileKnob
 
 
 def own_loop(state: KernelState, loop: Loop, prim: str) -> Block:
@@ -166,11 +166,16 @@ def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
     why = f"the split levels {names} are put out of order, which makes each a dimension"
     if any(len(loop.parts) != 1 for loop in levels):
         raise PrimitiveError("reorder", f"{why}: none may be fused with another dimension")
-    if math.prod(loop.extent for loop in levels) != block.extents[dim]:
-        raise PrimitiveError("reorder", f"{why}: the split must divide (extent "
+    if math.prod(loop.extent for loop in levels) != block.extents[dim] and not (
+            block.kinds[dim] != REDUCTION and all(
+                form is not None and (dim not in form[0] or form == ({dim: 1}, 0))
+                for operand in block.operands for form in operand.terms)):
+        # A spatial dim read plainly is padded (its extra elements computed, then dropped);
+        # padding a reduction would need a value neutral for the op's body.
+        raise PrimitiveError("reorder", f"{why}: a split that does not divide (extent "
                              f"{block.extents[dim]}, factors "
-                             f"{[loop.extent for loop in levels]}); a partial tile of an inner "
-                             "level would need padding")
+                             f"{[loop.extent for loop in levels]}) is padded, which needs a "
+                             "spatial dimension read without an expression (a window)")
     related = [b.name for b in state.blocks.values() if not b.inlined and b is not block and (
         (b.attach is not None and b.attach.target == block.name)
         or b.origin.get("source") == block.name)]
