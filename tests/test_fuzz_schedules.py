@@ -60,3 +60,12 @@ def test_a_primitive_is_one_entry_of_the_table():
                  "reverse_compute_at", "compute_inline", "reverse_compute_inline",
                  "decompose_reduction", "cache_read", "cache_write"):
         assert name in names
+
+
+@pytest.mark.parametrize("seed, case", [
+    (12, 826),  # a vector tile split into power-of-two lanes under a reverse_compute_at nest
+    (6, 542),   # a reorder across the loop a reduction's init is computed at
+])
+def test_cases_the_fuzzer_found(seed, case):
+    result = fuzz_schedules.run_case(seed, case)
+    assert result["outcome"] in ("ok", "refused"), result

@@ -400,7 +400,18 @@ class Emitter:
             vectorize = False
             annotate(handle, "loop.not_vectorized", ir.StringAttr.get(reason))
         masked = vectorize and any(partial for _, partial in bounds)
-        if vectorize and not masked and long_loops and REDUCTION in block.kinds:
+        # Not under a consumer's re-rooted nest (reverse_compute_at) while the init is
+        # computed outside it: the split parts then chain through slices of the init's
+        # buffer, which bufferization shares with the consumer's, and gave wrong results
+        # (fuzz_schedules --seed 12 --case 826). With the init inside (decompose_reduction,
+        # as the design space does) the split is right.
+        rerooted = any(b.attach is not None and b.attach.kind == "reverse_compute_at"
+                       and b.attach.target == block.name and not b.inlined
+                       for b in self.state.blocks.values())
+        init_inside = any(b.attach is not None and b.attach.target == block.name
+                          and b.op_name == "linalg.fill" for b in self.state.blocks.values())
+        if vectorize and not masked and (init_inside or not rerooted) and long_loops \
+                and REDUCTION in block.kinds:
             # The lanes of the accumulator: its innermost dim (a reduction dim inside the tile,
             # such as a strided pooling's window column, is not in the accumulator).
             spatial = [(d, lid) for d, lid in long_loops if block.kinds[d] != REDUCTION]
