@@ -461,11 +461,16 @@ def fuzz(cases: int, seed: int = 0, jobs: int = 1, timeout: float = 300.0,
             while idle and pending:
                 idle.pop().send(seed, pending.pop(), timeout, time.monotonic())
             busy = [w for w in workers if w.case is not None]
-            ready, _, _ = select.select([w.proc.stdout for w in busy], [], [], 1.0)
+            wait = min(w.deadline for w in busy) - time.monotonic()
+            ready, _, _ = select.select([w.proc.stdout for w in busy], [], [],
+                                        min(max(wait, 0.0), 1.0))
             now = time.monotonic()
             for w in busy:
                 result = None
-                if w.proc.stdout in ready:
+                if now > w.deadline:  # an answer after the deadline is too late too
+                    result = {"case": w.case, "outcome": "hung",
+                              "reason": f"no answer in {timeout:g} s"}
+                elif w.proc.stdout in ready:
                     line = w.proc.stdout.readline()
                     if line:
                         result = json.loads(line)
@@ -473,9 +478,6 @@ def fuzz(cases: int, seed: int = 0, jobs: int = 1, timeout: float = 300.0,
                         w.proc.wait()
                         result = {"case": w.case, "outcome": "crashed",
                                   "reason": f"worker died (status {w.proc.returncode})"}
-                elif now > w.deadline:
-                    result = {"case": w.case, "outcome": "hung",
-                              "reason": f"no answer in {timeout:.0f} s"}
                 if result is None:
                     continue
                 results[w.case] = result
