@@ -291,6 +291,8 @@ def test_compute_at_rules(mbr):
     sch = mlcir.Schedule(text)
     c, d, e = sch.get_block("C"), sch.get_block("D"), sch.get_block("E")
     i, j, k = sch.get_loops(c)
+    with pytest.raises(ScheduleError, match="reduction; only elementwise"):
+        sch.compute_at(c, sch.get_loops(d)[0])
     with pytest.raises(ScheduleError, match="loop k at or above the target loop is a reduction "
                                             "loop, but 'D' needs complete results of 'C'"):
         sch.reverse_compute_at(d, k)

@@ -247,8 +247,12 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                                  "is cached (cache_write): it cannot also be computed inside")
         if is_init:
             _spatial_above(state, outer, prim, f"'{b.name}' initialises '{target.name}'")
-        # The producer covers the region one iteration of `loop` reads (a reduction: all of
-        # its reduction dims for that region).
+        if any(k == REDUCTION for k in b.kinds):
+            # Fusing a reduction whose init is computed outside gave uninitialised sums
+            # (fuzz_schedules --seed 13 --case 1864).
+            raise PrimitiveError(prim, f"block '{b.name}' is a reduction; only elementwise, "
+                                 "copy and fill producers can be computed at a loop")
+        # The producer covers the region one iteration of `loop` reads.
         _fresh_nest(state, b)
         for p_dim, t_dim in mapping.items():
             _reset_dim(state, b, p_dim, t_dim, inner_extent(state, target, t_dim, loop.id)[0])
