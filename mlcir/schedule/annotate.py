@@ -7,7 +7,7 @@ from typing import Any
 
 from .errors import PrimitiveError
 from .loops import own_loop
-from .state import SPATIAL, Block, KernelState, Loop
+from .state import SPATIAL, Block, KernelState, Loop, tile_bound
 
 # Vectorizing more elements than this at once builds huge vectors (measured: out of memory).
 MAX_VECTOR_ELEMENTS = 4096
@@ -17,8 +17,14 @@ MAX_UNROLLED_COPIES = 512
 GPU_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 
 
+# A loop's kind, as TVM's for_kind: one of these, the last primitive setting one wins.
+LOOP_KINDS = ("parallel", "vectorize", "unroll", "bind")
+
+
 def _mark(state: KernelState, loop: Loop, prim: str, key: str, value: Any = True) -> None:
     own_loop(state, loop, prim)
+    for kind in LOOP_KINDS:
+        loop.annotations.pop(kind, None)
     loop.annotations[key] = value
 
 
@@ -26,19 +32,18 @@ def parallel(state: KernelState, loop: Loop) -> None:
     """Run ``loop``'s iterations on several threads (OpenMP; a spatial loop)."""
     if state.loop_kind(loop) != SPATIAL:
         raise PrimitiveError("parallel", f"loop {state.loop_name(loop)} is a reduction loop")
-    if loop.annotations.get("vectorize") or loop.annotations.get("bind"):
-        raise PrimitiveError("parallel", f"loop {state.loop_name(loop)} is already "
-                             "vectorized/bound")
     _mark(state, loop, "parallel", "parallel")
 
 
 def vectorize(state: KernelState, loop: Loop) -> None:
     """Vectorize the tile formed by ``loop`` and every loop inside it (MLIR vectorizes whole
-    linalg tiles): those loops must be the innermost split level of their dimensions."""
+    linalg tiles). When those loops cannot form a vector tile when the schedule is
+    materialized (:func:`vector_tile_problem`), they stay scalar loops, as TVM scalarizes a
+    loop it cannot vectorize; the reason is left on the block's op."""
     block = own_loop(state, loop, "vectorize")
-    problem = vector_tile_problem(state, block, loop)
-    if problem:
-        raise PrimitiveError("vectorize", problem)
+    if loop.id not in block.order:
+        raise PrimitiveError("vectorize", f"loop {state.loop_name(loop)} is not a loop of block "
+                             f"'{block.name}'")
     _mark(state, loop, "vectorize", "vectorize")
 
 
@@ -62,6 +67,12 @@ def vector_tile_problem(state: KernelState, block: Block, loop: Loop) -> str | N
             return (f"loop {state.loop_name(inner)} inside the vector tile is parallel, bound, "
                     "unrolled or vectorized")
         size *= inner.extent
+    if block.window:
+        outside = set(state.enclosing(block)) - set(chain[chain.index(loop.id):])
+        if any(tile_bound(state, block, d, outside)[1] for d in range(len(block.kinds))):
+            return (f"the tile under loop {state.loop_name(loop)} can be partial (a split "
+                    f"that does not divide) and block '{block.name}' reads through a window: "
+                    "upstream vectorizes window tiles only at static sizes, not with masks")
     if size > MAX_VECTOR_ELEMENTS:
         return (f"the tile under loop {state.loop_name(loop)} has {size} elements (more than "
                 f"{MAX_VECTOR_ELEMENTS}): split it first")
@@ -73,9 +84,6 @@ def unroll(state: KernelState, loop: Loop, factor: Any = None) -> None:
     if factor is not None and (not isinstance(factor, int) or factor < 1):
         raise PrimitiveError("unroll", f"factor must be a positive int, got {factor!r}")
     name = state.loop_name(loop)
-    if loop.annotations.get("vectorize") or loop.annotations.get("parallel") \
-            or loop.annotations.get("bind"):
-        raise PrimitiveError("unroll", f"loop {name} is vectorized, parallel or bound")
     copies = min(factor or loop.extent, loop.extent)
     block = state.owner(loop)
     for lid in state.enclosing(block):

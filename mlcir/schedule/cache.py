@@ -38,29 +38,39 @@ def cache_write(state: KernelState, block: Block, write_buffer_index: int,
     outputs = [i for i, op in enumerate(block.operands) if op.is_init]
     if not 0 <= write_buffer_index < len(outputs):
         raise PrimitiveError("cache_write", f"block '{block.name}' has {len(outputs)} outputs")
+    init = block.operands[outputs[write_buffer_index]].producer
+    if init is not None and any(b.name == init and b.attach is not None
+                                and b.attach.target == block.name for b in state.blocks.values()):
+        # Upstream promotes the output operand of the tiled op, which then no longer reads
+        # the fused init: fusion finds no producer (compute_at refuses the other order).
+        raise PrimitiveError("cache_write", f"'{init}' initialises '{block.name}' inside its "
+                             "loops (compute_at/decompose_reduction): its output cannot also "
+                             "be cached")
     return _cache(state, block, "cache_write", outputs[write_buffer_index], write_buffer_index,
                   storage_scope)
 
 
 def _cache(state: KernelState, b: Block, kind: str, operand: int, index: int,
            scope: str) -> Block:
+    if state.expanded(b):
+        raise PrimitiveError(kind, f"the split levels of block '{b.name}' were reordered, "
+                             "which reshapes its operands: cache them first")
     if scope not in STORAGE_SCOPES:
         raise PrimitiveError(kind, f"storage_scope must be global, local or shared, got {scope!r}")
     if any(x.origin.get("source") == b.name and x.origin.get("operand") == operand
            for x in state.blocks.values()):
-        raise PrimitiveError(kind, f"input #{index} of '{b.name}' is already cached")
+        what = "input" if kind == "cache_read" else "output"
+        raise PrimitiveError(kind, f"{what} #{index} of '{b.name}' is already cached")
     name = f"{b.name}_{'read' if kind == 'cache_read' else 'write'}{index}_{scope}"
     rank = len(b.operands[operand].map_results)
     if rank == 0:
         raise PrimitiveError(kind, f"operand #{index} of '{b.name}' is a scalar, not a tensor")
     read = b.operands[operand].map_results
-    extents = []
-    for r in range(rank):
-        d = read[r]
-        if d is None:
-            raise PrimitiveError(kind, f"operand #{operand} of '{b.name}' is indexed by an "
-                                 "expression; only plain dimensions can be cached")
-        extents.append(b.extents[d])
+    shape = b.operands[operand].shape
+    # A dim read through an expression (a window, ``oh + kh``) has the operand's extent.
+    extents = [b.extents[d] if d is not None else shape[r] for r, d in enumerate(read)]
+    if any(e is None or e < 0 for e in extents):
+        raise PrimitiveError(kind, f"operand #{index} of '{b.name}' has a dynamic shape")
     cache = Block(name, b.func, [SPATIAL] * rank, extents, [], [],
                   [Operand(b.name if kind == "cache_write" else b.operands[operand].producer,
                            list(range(rank)), False)],

@@ -54,10 +54,13 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
     if any(c.operands[i].is_init for c, i in consumers):
         raise PrimitiveError("compute_inline", f"block '{block.name}' initialises a consumer's "
                              "output; decompose_reduction places it instead")
-    for c, _ in consumers:
-        if any(len(lv) > 1 for lv in c.levels) or c.attach:
-            raise PrimitiveError("compute_inline", f"consumer '{c.name}' was already scheduled;"
-                                 " inline before scheduling it")
+    inside = [b.name for lid in block.order for b in state.attached_at(lid, block.func)]
+    if inside:
+        raise PrimitiveError("compute_inline", f"block '{inside[0]}' is computed at a loop of "
+                             f"block '{block.name}', whose loops disappear")
+    _check_uncached(state, [block] + [c for c, _ in consumers], "compute_inline")
+    _check_not_expanded(state, [block] + [c for c, _ in consumers], "compute_inline")
+    # The consumers' loops stay as they are; the block's own loops disappear with it.
     _inline(state, original, block, consumers, "compute_inline")
 
 
@@ -78,10 +81,46 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
     if state.consumers(producer) != [(block, i) for i, op in enumerate(block.operands)
                                      if op.producer == producer.name]:
         raise PrimitiveError(prim, f"producer '{producer.name}' has other consumers")
-    if any(len(lv) > 1 for lv in producer.levels) or producer.attach:
-        raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled; inline "
-                             "before scheduling it")
-    _inline(state, original, producer, [(block, 0)], prim, into_producer=block)
+    if block.attach is not None:
+        raise PrimitiveError(prim, f"block '{block.name}' is computed at block "
+                             f"'{block.attach.target}': the producer cannot take over loops it "
+                             "shares with another block")
+    _check_uncached(state, [block, producer], prim)
+    _check_not_expanded(state, [block, producer], prim)
+    if producer.attach is not None and producer.attach.target == block.name:
+        raise PrimitiveError(prim, f"producer '{producer.name}' is computed at a loop of "
+                             f"'{block.name}', which disappears")
+    reads = next(op for op in block.operands if op.producer == producer.name)
+    # As TVM, the producer keeps its loops when the consumer walks the same domain in the
+    # same order and was not scheduled; else it takes over the consumer's loops.
+    keep = reads.map_results == producer.output_map == list(range(len(producer.kinds))) \
+        and block.extents == producer.extents and _plain_nest(state, block) \
+        and not any(state.attached_at(lid, block.func) for lid in block.order)
+    if not keep and (not _plain_nest(state, producer) or producer.attach
+                     or any(state.attached_at(lid, producer.func) for lid in producer.order)):
+        raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled and "
+                             f"takes over the loops of '{block.name}' (which was scheduled, "
+                             "or walks its data in another order): inline before scheduling")
+    _inline(state, original, producer, [(block, 0)], prim, into_producer=block,
+            keep_loops=keep)
+
+
+def _check_not_expanded(state: KernelState, blocks: list[Block], prim: str) -> None:
+    for block in blocks:
+        if state.expanded(block):
+            raise PrimitiveError(prim, f"the split levels of block '{block.name}' were "
+                                 "reordered, which reshapes its operands (a dimension per "
+                                 f"level): nothing fuses through the reshape; {prim} first")
+
+
+def _check_uncached(state: KernelState, blocks: list[Block], prim: str) -> None:
+    """The inline rewrite renumbers the merged op's operands, which the cache stages of these
+    blocks name: inline before caching."""
+    for block in blocks:
+        if any(other.origin.get("source") == block.name and not other.inlined
+               for other in state.blocks.values()):
+            raise PrimitiveError(prim, f"an operand of block '{block.name}' is cached "
+                                 "(cache_read/cache_write); inline before caching")
 
 
 def _init_block(state: KernelState, block: Block) -> Block | None:
@@ -98,15 +137,13 @@ def _check_inline(block: Block, prim: str) -> None:
         raise PrimitiveError(prim, f"block '{block.name}' is a reduction")
     if block.origin.get("kind"):
         raise PrimitiveError(prim, f"block '{block.name}' is a cache stage")
-    if any(len(lv) > 1 for lv in block.levels) or block.attach:
-        raise PrimitiveError(prim, f"block '{block.name}' was already scheduled")
     if block.op_name == "linalg.fill":
         raise PrimitiveError(prim, f"block '{block.name}' is a fill; use decompose_reduction")
 
 
 def _inline(state: KernelState, original: ir.Module, producer: Block,
             consumers: list[tuple[Block, int]], prim: str,
-            into_producer: Block | None = None) -> None:
+            into_producer: Block | None = None, keep_loops: bool = False) -> None:
     """Update the state for an inline and record the rewrite the materializer applies.
 
     ``compute_inline``: ``producer`` disappears into its consumers. With ``into_producer``
@@ -128,13 +165,20 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
     else:
         consumer = into_producer
         consumer.inlined = True
+        for other in state.blocks.values():  # computed at the consumer's loops, now its
+            if other.attach is not None and other.attach.target == consumer.name:
+                other.attach.target = producer.name
         producer.operands = [op for op in consumer.operands
                              if op.producer != producer.name and not op.is_init] + merged + \
             [op for op in consumer.operands if op.is_init]
-        for attr in ("kinds", "extents", "levels", "order", "output_map"):
-            setattr(producer, attr, getattr(consumer, attr))
-        for lid in producer.order:
-            state.loops[lid].block = producer.name
+        if keep_loops:
+            for lid in consumer.order:
+                del state.loops[lid]
+        else:
+            for attr in ("kinds", "extents", "levels", "order", "output_map"):
+                setattr(producer, attr, getattr(consumer, attr))
+            for lid in producer.order:
+                state.loops[lid].block = producer.name
         for other in state.blocks.values():
             for op in other.operands:
                 if op.producer == consumer.name:
@@ -164,11 +208,17 @@ def _dim_correspondence(producer: Block, consumer: Block, operand: int,
 def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) -> None:
     if b is target or b.func != target.func:
         raise PrimitiveError(prim, f"block '{b.name}' cannot be computed in its own nest")
-    if b.attach is not None:
-        raise PrimitiveError(prim, f"block '{b.name}' is already computed at another loop")
-    if any(x.attach is not None and x.attach.target == b.name for x in state.blocks.values()):
-        raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}'")
+    _check_not_expanded(state, [b, target], prim)
+    if any(x.attach is not None and x.attach.target == b.name and not x.inlined
+           for x in state.blocks.values()) and (b.attach is not None or not _plain_nest(state, b)):
+        # They stay at their loops of `b`, which therefore cannot be regenerated.
+        raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}', whose "
+                             "loops were split, fused or computed elsewhere: compute it at its "
+                             "place first")
     chain = state.enclosing(target)
+    if loop.id not in chain:
+        raise PrimitiveError(prim, f"loop {state.loop_name(loop)} does not enclose block "
+                             f"'{target.name}'")
     outer = chain[:chain.index(loop.id) + 1]
     if any(state.loops[i].block != target.name for i in outer):
         raise PrimitiveError(prim, "the loop must belong to the target block's own nest")
@@ -184,6 +234,11 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                                  f"{', '.join(repr(o) for o in others)}: every consumer must be "
                                  "under the target loop")
         is_init = any(target.operands[i].is_init for i in reads)
+        if b.origin.get("kind") == "cache_read" and None in target.operands[reads[0]].map_results:
+            # A copy of an operand read through a window (``oh + kh``): the tiled op's operand
+            # is promoted, whatever region the tile reads; its own loops are never tiled.
+            b.attach = Attach(prim, target.name, loop.id)
+            return
         mapping = _dim_correspondence(b, target, reads[0], prim)
         if is_init and any(x.origin.get("kind") == "cache_write"
                            and x.origin.get("source") == target.name
@@ -193,31 +248,52 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
         if is_init:
             _spatial_above(state, outer, prim, f"'{b.name}' initialises '{target.name}'")
         if any(k == REDUCTION for k in b.kinds):
+            # Fusing a reduction whose init is computed outside gave uninitialised sums
+            # (fuzz_schedules --seed 13 --case 1864).
             raise PrimitiveError(prim, f"block '{b.name}' is a reduction; only elementwise, "
                                  "copy and fill producers can be computed at a loop")
         # The producer covers the region one iteration of `loop` reads.
+        _fresh_nest(state, b)
         for p_dim, t_dim in mapping.items():
-            _reset_dim(state, b, p_dim, inner_extent(state, target, t_dim, loop.id))
+            _reset_dim(state, b, p_dim, t_dim, inner_extent(state, target, t_dim, loop.id)[0])
     else:
         reads = [i for i, op in enumerate(b.operands) if op.producer == target.name
                  and not op.is_init]
         if not reads:
             raise PrimitiveError(prim, f"block '{b.name}' does not read block '{target.name}'")
-        others = sorted({c.name for c, _ in state.consumers(target) if c is not b})
-        if others:
-            raise PrimitiveError(prim, f"block '{target.name}' is also read by "
-                                 f"{', '.join(repr(o) for o in others)}: the nest is re-rooted "
-                                 f"at '{b.name}', so it must be the only consumer")
         _spatial_above(state, outer, prim, f"'{b.name}' needs complete results of "
                        f"'{target.name}'")
         mapping = _dim_correspondence(target, b, reads[0], prim)
-        for t_dim, c_dim in mapping.items():
-            _reset_dim(state, b, c_dim, inner_extent(state, target, t_dim, loop.id))
+        # A cache_write stage is the promotion of the producer's output (cache.py): the
+        # producer's other consumers read the written-back result as before.
+        others = [] if b.origin.get("kind") == "cache_write" else \
+            sorted({c.name for c, _ in state.consumers(target) if c is not b})
+        order = [blk.name for blk in state.blocks.values() if blk.func == b.func]
+        before = [o for o in others if order.index(o) < order.index(b.name)]
+        if before:
+            # The nest moves to where the consumer is; a block reading the producer before
+            # that point would need its result earlier.
+            raise PrimitiveError(prim, f"block '{target.name}' is also read by "
+                                 f"{', '.join(repr(o) for o in before)}, which comes before "
+                                 f"'{b.name}': the producer would be computed after it")
         for lid in outer:
             for d, _ in state.loops[lid].parts:
                 if d not in mapping:
                     raise PrimitiveError(prim, f"loop dimension {d} of '{target.name}' does not "
                                          f"index the data '{b.name}' reads")
+                if others and b.kinds[mapping[d]] == REDUCTION:
+                    # The tiles of the target are yielded for its other consumers, which
+                    # upstream does only out of scf.forall, and a forall cannot step a
+                    # reduction (it asserts on scf.for).
+                    raise PrimitiveError(prim, f"block '{target.name}' is also read by "
+                                         f"{', '.join(repr(o) for o in others)}, and loop "
+                                         f"{state.loop_name(state.loops[lid])} steps a "
+                                         f"reduction dimension of '{b.name}': MLIR yields "
+                                         "the tiles of a producer with other consumers only out "
+                                         "of loops without reductions")
+        _fresh_nest(state, b)
+        for t_dim, c_dim in mapping.items():
+            _reset_dim(state, b, c_dim, t_dim, inner_extent(state, target, t_dim, loop.id)[0])
     b.attach = Attach(prim, target.name, loop.id)
 
 
@@ -229,9 +305,30 @@ def _spatial_above(state: KernelState, outer: list[int], prim: str, why: str) ->
                                  f"loop is a reduction loop, but {why}")
 
 
-def _reset_dim(state: KernelState, b: Block, dim: int, extent: int) -> None:
-    """Give ``b``'s dimension ``dim`` one loop of ``extent`` (its region after compute_at)."""
-    if len(b.levels[dim]) != 1 or len(state.loops[b.levels[dim][0]].parts) != 1:
-        raise PrimitiveError("compute_at", f"block '{b.name}': tile its loops after compute_at, "
-                             "not before")
+def _reset_dim(state: KernelState, b: Block, dim: int, target_dim: int, extent: int) -> None:
+    """Give ``b``'s dimension ``dim`` one loop of ``extent``: the tile of the target's
+    ``target_dim`` at the loop ``b`` is computed at (partial where that tile is)."""
     state.loops[b.levels[dim][0]].parts = [(dim, extent)]
+    b.region[dim] = target_dim
+
+
+def _fresh_nest(state: KernelState, b: Block) -> None:
+    """Give ``b`` one loop per dimension again, as TVM's compute_at regenerates the loops of
+    the block it moves (its splits, fusions and annotations are dropped; a block computed
+    elsewhere before moves)."""
+    if b.attach is None and _plain_nest(state, b):
+        return
+    b.region = {}
+    for lid in b.order:
+        del state.loops[lid]
+    b.levels, b.order = [], []
+    for dim, extent in enumerate(b.extents):
+        loop = state.new_loop(b, [(dim, extent if extent is not None else -1)])
+        b.levels.append([loop.id])
+        b.order.append(loop.id)
+
+
+def _plain_nest(state: KernelState, b: Block) -> bool:
+    """Whether ``b`` has one loop per dimension, neither split nor fused."""
+    return all(len(levels) == 1 for levels in b.levels) and \
+        all(len(state.loops[lid].parts) == 1 for lid in b.order)

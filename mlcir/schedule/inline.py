@@ -93,24 +93,21 @@ def _generalized(module: ir.Module, op: ir.Operation) -> ir.Operation:
     name = ir.StringAttr(op.attributes[BLOCK_ATTR]).value
     marker = "loop.generalize_me"
     op.attributes[marker] = ir.UnitAttr.get()
+    # The generic takes the op's place (generalizing a matmul drops its attributes, the
+    # marker included): find it by position.
+    block = op.block
+    position = [o.operation for o in block.operations].index(op)
 
     def build(root: ir.Value) -> None:
         # Generalizing drops a named op's attributes (linalg.matmul's): mark the result again.
         annotate(structured.GeneralizeOp(match_attr(root, marker)).transformed, marker)
 
     apply(module, new_script(build))
-    found = []  # the op was replaced: find the generic by the marker
-
-    def visit(o: ir.Operation) -> ir.WalkResult:
-        if marker in o.attributes:
-            found.append(o)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    if len(found) != 1:
+    generic = list(block.operations)[position].operation
+    if generic.name != "linalg.generic":
         raise ScheduleError(f"could not generalize block '{name}'")
-    generic = found[0]
-    del generic.attributes[marker]
+    if marker in generic.attributes:
+        del generic.attributes[marker]
     tag_block(generic, name)
     return generic
 

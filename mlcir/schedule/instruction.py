@@ -110,6 +110,9 @@ REVERSE_COMPUTE_INLINE = _kind("reverse_compute_inline", ("block",))
 DECOMPOSE_REDUCTION = _kind("decompose_reduction", ("block", "loop"))
 SAMPLE_PERFECT_TILE = _kind("sample_perfect_tile", ("loop", "n", "max_innermost_factor"),
                             is_sampling=True, returns_list=True)
+SAMPLE_PARTITIONED_TILE = _kind("sample_partitioned_tile",
+                                ("loop", "n", "partition_pos", "innerpart_factor",
+                                 "max_innermost_factor"), is_sampling=True, returns_list=True)
 SAMPLE_CATEGORICAL = _kind("sample_categorical", ("candidates", "probs"), is_sampling=True)
 
 # Kinds that only look things up (Trace.simplified drops them when their outputs are unused).

@@ -10,7 +10,8 @@ import math
 from typing import Any, Sequence
 
 from .errors import PrimitiveError
-from .state import Block, KernelState, Loop, TileKnob
+from .expand import KIND as EXPAND
+from .state import REDUCTION, Block, KernelState, Loop, TileKnob
 
 
 def own_loop(state: KernelState, loop: Loop, prim: str) -> Block:
@@ -22,18 +23,29 @@ def own_loop(state: KernelState, loop: Loop, prim: str) -> Block:
     return block
 
 
-def check_free(state: KernelState, loops: Sequence[Loop], prim: str) -> None:
-    """Loops that other blocks are computed at cannot change shape any more."""
-    for loop in loops:
-        block = state.owner(loop)
-        attached = state.attached_at(loop.id, block.func)
-        inner = state.enclosing(block)
-        below = inner[inner.index(loop.id):]
-        attached += [b for lid in below for b in state.attached_at(lid, block.func)]
+def check_chain(state: KernelState, block: Block, positions: Sequence[int], keeps_last: bool,
+                prim: str) -> None:
+    """The loops of ``block`` from the first of ``positions`` to the last must form a single
+    chain: no other block may be computed at one of them but the innermost (TVM's rule too:
+    such a block would be a second child in the chain). ``keeps_last``: whether blocks may be
+    computed at the innermost position (they stay at that position)."""
+    last = max(positions)
+    for p in range(min(positions), last + 1):
+        if p == last and keeps_last:
+            continue
+        attached = state.attached_at(block.order[p], block.func)
         if attached:
-            raise PrimitiveError(prim, f"loop {state.loop_name(loop)} of block '{block.name}' "
-                                 f"encloses block '{attached[0].name}' (compute_at); apply "
-                                 f"{prim} before compute_at")
+            loop = state.loops[block.order[p]]
+            raise PrimitiveError(prim, f"block '{attached[0].name}' is computed at loop "
+                                 f"{state.loop_name(loop)} of block '{block.name}', inside the "
+                                 f"loops to {prim}: they are not a single chain")
+
+
+def move_attached(state: KernelState, block: Block, old: int, new: int) -> None:
+    """The blocks computed at loop ``old`` are now computed at loop ``new`` (its innermost
+    replacement: one iteration of it covers what one of ``old`` did)."""
+    for other in state.attached_at(old, block.func):
+        other.attach.loop = new
 
 
 def split(state: KernelState, loop: Loop, factors: Sequence[Any],
@@ -50,7 +62,6 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
         raise PrimitiveError("split", f"loop {name} has a dynamic extent")
     if len(factors) < 1:
         raise PrimitiveError("split", "needs at least one factor")
-    check_free(state, [loop], "split")
     values: list[int | None] = []
     for f in factors:
         if f is not None and not isinstance(f, int):
@@ -63,13 +74,11 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     if any(v is not None and v < 1 for v in values):
         raise PrimitiveError("split", f"factors {values} must be >= 1")
     if None in values:
-        if loop.extent % known:
-            raise PrimitiveError("split", f"factors {values} of loop {name} (extent "
-                                 f"{loop.extent}): {known} does not divide {loop.extent}")
-        values[values.index(None)] = loop.extent // known
-    elif known != loop.extent:
+        # TVM's semantics: the inferred factor rounds up; the last tile is partial.
+        values[values.index(None)] = -(-loop.extent // known)
+    elif known < loop.extent:
         raise PrimitiveError("split", f"factors {values} of loop {name} (extent {loop.extent}) "
-                             f"multiply to {known}, not {loop.extent}")
+                             f"multiply to {known}, less than {loop.extent}")
     dim = loop.parts[0][0]
     new_loops = [state.new_loop(block, [(dim, int(v))]) for v in values]
     for new_loop, knob in zip(new_loops, knobs):
@@ -83,6 +92,7 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     block.levels[dim] = levels[:at] + ids + levels[at + 1:]
     at = block.order.index(loop.id)
     block.order[at:at + 1] = ids
+    move_attached(state, block, loop.id, ids[-1])
     del state.loops[loop.id]
     return ids
 
@@ -95,18 +105,18 @@ def reorder(state: KernelState, loops: Sequence[Loop]) -> None:
     if len(blocks) != 1:
         raise PrimitiveError("reorder", f"loops of different blocks ({', '.join(sorted(blocks))})")
     block = own_loop(state, loops[0], "reorder")
-    check_free(state, loops, "reorder")
     positions = sorted(block.order.index(loop.id) for loop in loops)
     new_order = list(block.order)
     for pos, loop in zip(positions, loops):
         new_order[pos] = loop.id
-    for levels in block.levels:
-        seen = [lid for lid in new_order if lid in levels]
-        if seen != levels:
-            names = [state.loop_name(state.loops[i]) for i in seen]
-            raise PrimitiveError("reorder", f"the split levels of one dimension must stay outer "
-                                 f"to inner ({', '.join(names)}): MLIR tiling emits the loops of "
-                                 "a split dimension in that order")
+    check_chain(state, block, positions, True, "reorder")
+    move_attached(state, block, block.order[positions[-1]], new_order[positions[-1]])
+    swapped = [dim for dim, levels in enumerate(block.levels)
+               if [lid for lid in new_order if lid in levels] != levels]
+    for dim in swapped:
+        _check_expandable(state, block, dim)
+    for dim in swapped:
+        _expand_dim(state, block, dim)
     block.order = new_order
 
 
@@ -124,10 +134,7 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
         raise PrimitiveError("fuse", "cannot fuse a spatial loop with a reduction loop")
     if any(len(loop.parts) > 1 for loop in loops):
         raise PrimitiveError("fuse", "a loop is already fused")
-    if any(loop.annotations.get(k) for loop in loops
-           for k in ("parallel", "vectorize", "unroll", "bind")):
-        raise PrimitiveError("fuse", "annotate (parallel/vectorize/unroll/bind) after fusing")
-    check_free(state, loops, "fuse")
+    check_chain(state, block, positions, True, "fuse")
     dims = [loop.parts[0][0] for loop in loops]
     if len(set(dims)) == 1:
         # Consecutive levels of one dimension: fusing them undoes their split.
@@ -146,6 +153,68 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
             d = loop.parts[0][0]
             block.levels[d][block.levels[d].index(loop.id)] = fused.id
     block.order[positions[0]:positions[-1] + 1] = [fused.id]
+    move_attached(state, block, loops[-1].id, fused.id)
     for loop in loops:
         del state.loops[loop.id]
     return fused.id
+
+
+def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
+    """Split levels of ``dim`` in another order than outer to inner make each level a
+    dimension of its own (expand.py); what that rewrite needs."""
+    levels = [state.loops[lid] for lid in block.levels[dim]]
+    names = ", ".join(state.loop_name(loop) for loop in levels)
+    why = f"the split levels {names} are put out of order, which makes each a dimension"
+    if any(len(loop.parts) != 1 for loop in levels):
+        raise PrimitiveError("reorder", f"{why}: none may be fused with another dimension")
+    if math.prod(loop.extent for loop in levels) != block.extents[dim] and not (
+            block.kinds[dim] != REDUCTION and all(
+                form is not None and (dim not in form[0] or form == ({dim: 1}, 0))
+                for operand in block.operands for form in operand.terms)):
+        # A spatial dim read plainly is padded (its extra elements computed, then dropped);
+        # padding a reduction would need a value neutral for the op's body.
+        raise PrimitiveError("reorder", f"{why}: a split that does not divide (extent "
+                             f"{block.extents[dim]}, factors "
+                             f"{[loop.extent for loop in levels]}) is padded, which needs a "
+                             "spatial dimension read without an expression (a window)")
+    related = [b.name for b in state.blocks.values() if not b.inlined and b is not block and (
+        (b.attach is not None and b.attach.target == block.name)
+        or b.origin.get("source") == block.name)]
+    if block.attach is not None or related or block.op_name == "linalg.fill":
+        raise PrimitiveError("reorder", f"{why} of block '{block.name}', which must then be "
+                             "computed on its own (not computed at another block, nothing "
+                             "computed at it, no cache stage; reorder first)")
+
+
+def _expand_dim(state: KernelState, block: Block, dim: int) -> None:
+    """Make each split level of ``dim`` a dimension of ``block`` (the first keeps ``dim``)."""
+    levels = [state.loops[lid] for lid in block.levels[dim]]
+    names = [state.loop_name(loop) for loop in levels]
+    extents = [loop.extent for loop in levels]
+    new_dims = list(range(len(block.kinds), len(block.kinds) + len(levels) - 1))
+    level_dims = [dim] + new_dims
+    strides = [math.prod(extents[k + 1:]) for k in range(len(extents))]
+    state.inlines.append((EXPAND, block.func, block.name, str(dim),
+                          ",".join(str(e) for e in extents)))
+    block.kinds = block.kinds + [block.kinds[dim]] * len(new_dims)
+    block.extents = block.extents[:dim] + [extents[0]] + block.extents[dim + 1:] + extents[1:]
+    block.levels = block.levels[:dim] + [[levels[0].id]] + block.levels[dim + 1:] + \
+        [[loop.id] for loop in levels[1:]]
+    for d, loop, name in zip(level_dims, levels, names):
+        loop.parts = [(d, loop.extent)]
+        block.dim_names[d] = name
+    for operand in block.operands:
+        results, terms = [], []
+        for result, form in zip(operand.map_results, operand.terms):
+            if result == dim:
+                results += level_dims
+                terms += [({d: 1}, 0) for d in level_dims]
+                continue
+            results.append(result)
+            if form is not None and dim in form[0]:
+                c = form[0].pop(dim)
+                form[0].update({d: c * stride for d, stride in zip(level_dims, strides)})
+            terms.append(form)
+        operand.map_results, operand.terms = results, terms
+    block.output_map = [d for r in block.output_map for d in (level_dims if r == dim else [r])]
+    block.op_name = "linalg.generic"

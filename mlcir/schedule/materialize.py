@@ -45,10 +45,10 @@ from mlcir.transform import TransformError, annotate, apply, match_attr, new_scr
 
 from .annotate import vector_tile_problem
 from .errors import ScheduleError
-from .rewrites import apply_rewrite
 from .reduction import emit_rfactors
+from .rewrites import apply_rewrite
 from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
-                    folds_to_plain_dims)
+                    folds_to_plain_dims, tile_bound)
 from .trace import Trace
 
 LOOP_NAME = "loop.name"
@@ -76,6 +76,7 @@ class Emitted:
     func: ir.Value
     for_loops: list[tuple[int, ir.Value]] = field(default_factory=list)  # scf.for, emit order
     vectorized: list[str] = field(default_factory=list)
+    masked: bool = False  # a tile was vectorized with masks
 
 
 class Emitter:
@@ -83,6 +84,7 @@ class Emitter:
 
     def __init__(self, state: KernelState):
         self.state = state
+        self.not_vectorized: dict[str, str] = {}  # block -> why its vector tile is scalar
 
     def _size(self, block: Block, loop: Loop, dim: int, emitted_params: dict[int, ir.Value]) -> Any:
         """The tile size of ``dim`` for the loop ``loop``: the product of its inner levels
@@ -151,8 +153,12 @@ class Emitter:
         mapping = self._correspondence(block, consumer)
         c_handle = self._op(consumer, em.func)
         path: list[ir.Value] = []
+        # The producer's tiles are also yielded for its other consumers, which upstream does
+        # only out of scf.forall (it asserts on scf.for): the shared loops are serial foralls.
+        others = [c for c, _ in self.state.consumers(block) if c is not consumer]
         c_handle = self._tile_groups(consumer, c_handle, shared, path, em, params,
-                                     dims=lambda d: mapping[d], owner=block)
+                                     dims=lambda d: mapping[d], owner=block,
+                                     serial=set(shared) if others else None)
         for loop_handle in path:
             handle = structured.FuseIntoContainingOp(any_op(), any_op(), handle,
                                                      loop_handle).fused_op
@@ -198,11 +204,11 @@ class Emitter:
         if vec:
             loop = self.state.loops[loops[vec[0]]]
             problem = vector_tile_problem(self.state, block, loop)
-            if problem:
-                raise ScheduleError(f"vectorize of loop {self.state.loop_name(loop)} of block "
-                                    f"'{block.name}' no longer holds (loops were split or "
-                                    f"reordered after it): {problem}")
-            return vec[0]
+            if not problem:
+                return vec[0]
+            # TVM's fallback: a loop that cannot be vectorized runs as a scalar loop. The
+            # reason is left on the block's op (``loop.not_vectorized``).
+            self.not_vectorized[block.name] = problem
         start = len(loops)
         seen_dims: set[int] = set()
         attached = {b.attach.loop for b in self.state.blocks.values()
@@ -367,13 +373,50 @@ class Emitter:
         long_dims = [d for d, _ in long_loops]
         vectorize = bool(implicit) and \
             bool(self.state.loops[implicit[0]].annotations.get("vectorize"))
-        if vectorize and long_loops and REDUCTION in block.kinds:
+        reason = self.not_vectorized.get(block.name)
+        # A tile that can be partial (a split that does not divide) vectorizes with masks, at
+        # the size of its largest tile.
+        outside = set(self.state.enclosing(block)) - set(implicit)
+        bounds = [tile_bound(self.state, block, d, outside) for d in range(len(block.kinds))]
+        interchanged = long_dims != sorted(long_dims)
+        # Window tiles: folded to plain dims where that works, else decomposed to 1-D.
+        fold = decompose = False
+        if vectorize and reason is None and block.window:
+            if not long_dims:
+                vectorize = False  # a one-element tile: scalar code either way
+            elif block.op_name not in DECOMPOSED_WINDOWS and folds_to_plain_dims(block, long_dims):
+                fold = True
+            elif not block.op_name.startswith(DECOMPOSABLE_WINDOWS):
+                reason = ("its tile reads an operand through a stride or a window dim of more "
+                          "than one iteration; only tiles that read plain dims once their unit "
+                          "dims are dropped vectorize")
+            elif interchanged:
+                reason = ("its loops are interchanged: a window tile vectorizes only in the "
+                          "order of its op's dims (as a 1-D convolution or pooling)")
+            else:
+                decompose = True
+                reason = _undecomposable(block, [size for size, _ in bounds])
+        if reason is not None:
+            vectorize = False
+            annotate(handle, "loop.not_vectorized", ir.StringAttr.get(reason))
+        masked = vectorize and any(partial for _, partial in bounds)
+        # Not under a consumer's re-rooted nest (reverse_compute_at) while the init is
+        # computed outside it: the split parts then chain through slices of the init's
+        # buffer, which bufferization shares with the consumer's, and gave wrong results
+        # (fuzz_schedules --seed 12 --case 826). With the init inside (decompose_reduction,
+        # as the design space does) the split is right.
+        rerooted = any(b.attach is not None and b.attach.kind == "reverse_compute_at"
+                       and b.attach.target == block.name and not b.inlined
+                       for b in self.state.blocks.values())
+        init_inside = any(b.attach is not None and b.attach.target == block.name
+                          and b.op_name == "linalg.fill" for b in self.state.blocks.values())
+        if vectorize and not masked and (init_inside or not rerooted) and long_loops \
+                and REDUCTION in block.kinds:
             # The lanes of the accumulator: its innermost dim (a reduction dim inside the tile,
             # such as a strided pooling's window column, is not in the accumulator).
             spatial = [(d, lid) for d, lid in long_loops if block.kinds[d] != REDUCTION]
             lane_dim, lane_loop = (spatial or long_loops)[-1]
             handle = _split_lanes(handle, lane_dim, self.state.loops[lane_loop].extent)
-        interchanged = long_dims != sorted(long_dims)
         if interchanged:
             perm = [d for d in range(len(block.kinds)) if d not in dims] + dims
             generic = structured.GeneralizeOp(handle).transformed
@@ -381,25 +424,18 @@ class Emitter:
             annotate(handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
             # A generic keeps its attributes through the interchange: restate its iterators.
             annotate(handle, ITERATORS_ATTR, iterators_attr([block.kinds[d] for d in perm]))
-        # Window tiles: folded to plain dims where that works, else decomposed to 1-D.
-        fold = False
-        if vectorize and block.window and block.op_name not in DECOMPOSED_WINDOWS:
-            if not long_dims:
-                vectorize = False  # a one-element tile: scalar code either way
-            elif folds_to_plain_dims(block, long_dims):
-                fold = True
-            elif not block.op_name.startswith(DECOMPOSABLE_WINDOWS):
-                raise ScheduleError(f"vectorize of block '{block.name}': its tile reads an "
-                                    "operand through a stride or a window dim of more than "
-                                    "one iteration; only tiles that read plain dims once "
-                                    "their unit dims are dropped vectorize")
-        if vectorize and not fold and not interchanged \
-                and block.op_name.startswith(DECOMPOSABLE_WINDOWS):
+        if vectorize and decompose:
             # Convolution tiles vectorize as 1-D ones: drop the unit window dims first.
             handle = structured.DecomposeOp(handle).transformed
         if fold:
             handle = _fold_unit_dims(handle, block)
-        if vectorize:
+        if masked:
+            order = perm if interchanged else range(len(block.kinds))
+            structured.VectorizeOp(handle, [bounds[d][0] for d in order],
+                                   vectorize_nd_extract=True)
+            em.vectorized.append(block.name)
+            em.masked = True
+        elif vectorize:
             structured.VectorizeOp(handle, vectorize_nd_extract=True)
             em.vectorized.append(block.name)
 
@@ -413,6 +449,18 @@ class Emitter:
                 tvector.ApplyVectorReductionToContractPatternsOp()
                 tvector.ApplyTransferPermutationPatternsOp()
                 transform.ApplyCanonicalizationPatternsOp()
+            if em.masked:
+                # Masked ops become plain ones with mask operands before anything else
+                # rewrites them (canonicalization puts constants inside `vector.mask`
+                # regions, which then fail to verify).
+                patterns = transform.ApplyPatternsOp(em.func)
+                with ir.InsertionPoint(patterns.patterns):
+                    tvector.ApplyLowerMaskedTransfersPatternsOp()
+                    tvector.ApplyLowerContractionPatternsOp(
+                        lowering_strategy=tvector.VectorContractLowering.OuterProduct)
+                    tvector.ApplyLowerMultiReductionPatternsOp(
+                        lowering_strategy=tvector.VectorMultiReductionLowering.InnerParallel)
+                    tvector.ApplyLowerMasksPatternsOp()
             # Then the shapes the micro-kernel needs (docs/tuning.md, "How convolutions are
             # scheduled"): no leading unit dims (a decomposed convolution's batch dim makes its
             # contraction 3-D, which lowers element by element), and the accumulator reached
@@ -484,6 +532,21 @@ def _fold_unit_dims(handle: ir.Value, block: Block) -> ir.Value:
     return generic
 
 
+# The (output, window) dim pairs of the window ops upstream decomposes to 1-D: a tile
+# decomposes when one pair is all unit.
+WINDOW_PAIRS = {"linalg.conv_2d_nchw_fchw": ((2, 5), (3, 6)), "linalg.pooling_nchw_": ((2, 4), (3, 5))}
+
+
+def _undecomposable(block: Block, sizes: list[int]) -> str | None:
+    """Why a window tile of these sizes does not decompose to a 1-D one (None if it does)."""
+    pairs = next(p for name, p in WINDOW_PAIRS.items() if block.op_name.startswith(name))
+    if any(sizes[out] == 1 and sizes[window] == 1 for out, window in pairs):
+        return None
+    return ("a convolution or pooling tile vectorizes as a 1-D one: the output row and its "
+            "window row (or the output column and its window column) must both be one "
+            "iteration in the tile")
+
+
 def _group_kind(annotations: dict[str, Any]) -> str | None:
     """What loops a tiling op may group: parallel loops, or loops bound to one kind of GPU
     axis (``bind:blockIdx`` / ``bind:threadIdx``)."""
@@ -523,8 +586,8 @@ def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
     """Apply a schedule's transform module: its recorded inlines, then its named sequence."""
     if INLINE_ATTR in script.operation.attributes:
         for entry in ir.ArrayAttr(script.operation.attributes[INLINE_ATTR]):
-            kind, func_name, block = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
-            apply_rewrite(payload, kind, func_name, block)
+            kind, func_name, block, *args = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
+            apply_rewrite(payload, kind, func_name, block, *args)
     apply(payload, script)
 
 

@@ -9,16 +9,20 @@ from mlir import ir
 from mlcir.ir import clone_module
 
 from .align import KIND as ALIGN, apply_align
+from .expand import KIND as EXPAND, apply_expand
 from .inline import apply_inline
 from .relayout import KIND as LAYOUT, apply_layout
 from .scope import KIND as SCOPE, apply_scope
 
 
-def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str) -> None:
-    """Apply one recorded rewrite: an inline of block ``arg``, or a layout, scope or stride
-    change
-    (``arg`` is its specification)."""
-    if kind == LAYOUT:
+def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str, *extra: str) -> None:
+    """Apply one recorded rewrite: an inline of block ``arg``, a layout, scope or stride change
+    (``arg`` is its specification), or reordered split levels of block ``arg`` (``extra``: the
+    dimension and the levels' extents)."""
+    if kind == EXPAND:
+        dim, extents = extra
+        apply_expand(module, func_name, arg, int(dim), [int(e) for e in extents.split(",")])
+    elif kind == LAYOUT:
         apply_layout(module, func_name, arg)
     elif kind == SCOPE:
         apply_scope(module, func_name, arg)
@@ -28,7 +32,7 @@ def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str) -> Non
         apply_inline(module, kind, func_name, arg)
 
 
-def rewritten(original: ir.Module, rewrites: list[tuple[str, str, str]]) -> ir.Module:
+def rewritten(original: ir.Module, rewrites: list[tuple[str, ...]]) -> ir.Module:
     """A copy of ``original`` with ``rewrites`` applied: the IR a schedule's transform script
     will see (primitives read new blocks and check legality on it)."""
     with original.context, ir.Location.unknown():

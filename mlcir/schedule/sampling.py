@@ -1,4 +1,5 @@
-"""Sampling primitives: ``sample_perfect_tile`` and ``sample_categorical`` (TVM's sampling).
+"""Sampling primitives: ``sample_perfect_tile``, ``sample_partitioned_tile`` and
+``sample_categorical`` (TVM's sampling).
 
 Decisions are drawn from a ``random.Random`` (so a schedule's seed fixes every one) or given,
 and then checked; the space of a sampled tiling also gives the knobs of the transform script.
@@ -55,6 +56,61 @@ def sample_perfect_tile(state: KernelState, rng: random.Random, loop: Loop, n: i
         raise PrimitiveError(prim, f"decision {values}: innermost factor {values[-1]} exceeds "
                              f"max_innermost_factor={max_innermost_factor}")
     return values
+
+
+def sample_partitioned_tile(state: KernelState, rng: random.Random, loop: Loop, n: int,
+                            partition_pos: int, innerpart_factor: int, max_innermost_factor: int,
+                            decision: Sequence[int] | None) -> list[int]:
+    """``n`` factors for a split that need not divide (TVM's ``sample_partitioned_tile``): the
+    inner part ``factors[partition_pos:]`` multiplies to any ``P <= extent`` that is a multiple
+    of ``innerpart_factor`` (innermost at most ``max_innermost_factor``), the outer part is a
+    perfect tiling of ``ceil(extent / P)`` — the last tile of the inner part is partial when
+    ``P`` does not divide the extent. ``decision`` is checked, or drawn at random."""
+    prim = "sample_partitioned_tile"
+    if n < 2 or not 1 <= partition_pos < n:
+        raise PrimitiveError(prim, f"needs n >= 2 and 1 <= partition_pos < n, got n={n}, "
+                             f"partition_pos={partition_pos}")
+    if innerpart_factor < 1:
+        raise PrimitiveError(prim, f"innerpart_factor must be >= 1, got {innerpart_factor}")
+    extent = loop.extent
+    if extent < 1:
+        raise PrimitiveError(prim, f"loop {state.loop_name(loop)} has a dynamic extent")
+    cap = max_innermost_factor if max_innermost_factor > 0 else extent
+    if decision is None:
+        inner = _draw_inner_part(rng, extent, n - partition_pos, innerpart_factor, cap)
+        if inner is None:
+            raise PrimitiveError(prim, f"no inner part of loop {state.loop_name(loop)} (extent "
+                                 f"{extent}) is a multiple of {innerpart_factor} with an "
+                                 f"innermost factor <= {cap}")
+        outer = rng.choice(perfect_tilings(-(-extent // math.prod(inner)), partition_pos, 0))
+        return [*outer, *inner]
+    values = [int(v) for v in decision]
+    inner_product = math.prod(values[partition_pos:]) if len(values) == n else 0
+    if len(values) != n or any(f < 1 for f in values) or inner_product > extent \
+            or inner_product % innerpart_factor or values[-1] > cap \
+            or math.prod(values[:partition_pos]) != -(-extent // inner_product):
+        raise PrimitiveError(prim, f"decision {list(decision)} is not a partitioned tiling of "
+                             f"loop {state.loop_name(loop)} (extent {extent}) into {n} factors "
+                             f"at position {partition_pos} (inner part a multiple of "
+                             f"{innerpart_factor}, innermost <= {cap})")
+    return values
+
+
+def _draw_inner_part(rng: random.Random, extent: int, n: int, multiple: int,
+                     cap: int) -> list[int] | None:
+    """``n`` factors, innermost at most ``cap``, whose product is at most ``extent`` and a
+    multiple of ``multiple`` (None if there are none)."""
+    for _ in range(64):
+        factors = [rng.randint(1, min(cap, extent))]
+        for _ in range(n - 1):
+            factors.insert(0, rng.randint(1, extent // math.prod(factors)))
+        if math.prod(factors) % multiple == 0:
+            return factors
+    # Rarely drawn: ``multiple`` itself, its largest divisor within the cap innermost.
+    innermost = max(f for f in divisors(multiple) if f <= cap)
+    if multiple > extent or (n == 1 and innermost != multiple):
+        return None
+    return [1] * (n - 2) + [multiple // innermost, innermost] if n > 1 else [multiple]
 
 
 def tile_knobs(decision: Sequence[int], max_innermost_factor: int,

@@ -30,7 +30,8 @@ from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
                           DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_LOOPS,
                           PARALLEL, REORDER, REVERSE_COMPUTE_AT, REVERSE_COMPUTE_INLINE,
-                          SAMPLE_CATEGORICAL, SAMPLE_PERFECT_TILE, SPLIT, UNANNOTATE, UNROLL,
+                          SAMPLE_CATEGORICAL, SAMPLE_PARTITIONED_TILE, SAMPLE_PERFECT_TILE,
+                          SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
 from .instruction import (ADD_UNIT_LOOP, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
                           SAMPLE_COMPUTE_LOCATION, SET_SCOPE, STORAGE_ALIGN, TENSORIZE,
@@ -475,6 +476,23 @@ class Schedule:
             self._tile_samples[rv] = (sample, position)
         self._record(SAMPLE_PERFECT_TILE, [loop, n, max_innermost_factor], {}, list(rvs),
                      list(values))
+        return rvs
+
+    def sample_partitioned_tile(self, loop: LoopRV, n: int, partition_pos: int = 1,
+                                innerpart_factor: int = 1, max_innermost_factor: int = 16,
+                                decision: Sequence[int] | None = None) -> list[ExprRV]:
+        """``n`` factors for a split that need not divide ``loop``'s extent: the inner part
+        (from ``partition_pos``) is a multiple of ``innerpart_factor``, the outer part covers
+        the rest rounding up (the last tile is partial); drawn at random or given."""
+        target = self._loop(loop, "sample_partitioned_tile")
+        with self._updating():
+            values = sampling.sample_partitioned_tile(self._state, self._rng, target, n,
+                                                      partition_pos, innerpart_factor,
+                                                      max_innermost_factor, decision)
+        rvs = [self._new(ExprRV, v) for v in values]
+        self._record(SAMPLE_PARTITIONED_TILE,
+                     [loop, n, partition_pos, innerpart_factor, max_innermost_factor], {},
+                     list(rvs), list(values))
         return rvs
 
     def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from mlir import ir
 from mlir.dialects import linalg
@@ -82,6 +82,7 @@ class Operand:
     map_results: list[int | None]
     is_init: bool  # the operand is the block's output/destination (DPS init)
     terms: list[Linear] = field(default_factory=list)
+    shape: list[int] = field(default_factory=list)  # the operand's tensor shape
 
 
 @dataclass
@@ -103,6 +104,12 @@ class Block:
     # An operand is read through an expression of the loop dims (``oh + kh``): a convolution
     # or pooling window, which the vectorizer takes only once the tile's unit dims are gone.
     window: bool = False
+    # A block computed at a loop of another (compute_at/reverse_compute_at): its dims that
+    # cover the tile of a dim of that block at that loop (own dim -> the target's dim).
+    region: dict[int, int] = field(default_factory=dict)
+    # Dims that are split levels of an original dim (their levels were reordered, expand.py):
+    # dim -> the name of its loop ("i_1").
+    dim_names: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -112,9 +119,10 @@ class KernelState:
     blocks: dict[tuple[str, str], Block] = field(default_factory=dict)  # (func, name) -> block
     loops: dict[int, Loop] = field(default_factory=dict)  # the live loops
     next_loop_id: int = 0
-    # The inlines, in order, as (kind, func, block): rewrites applied before the transform
-    # script (inline.py), since no transform op does them.
-    inlines: list[tuple[str, str, str]] = field(default_factory=list)
+    # The rewrites applied before the transform script, since no transform op does them, in
+    # order: inlines as (kind, func, block) (inline.py), dimensions expanded for reordered
+    # split levels as ("expand_dim", func, block, dim, "e0,e1,...") (expand.py).
+    inlines: list[tuple[str, ...]] = field(default_factory=list)
 
     def new_loop(self, block: Block, parts: list[tuple[int, int]]) -> Loop:
         loop = Loop(self.next_loop_id, block.name, parts)
@@ -134,7 +142,8 @@ class KernelState:
         block = self.owner(loop)
         names = []
         for dim, _ in loop.parts:
-            base = DIM_NAMES[dim] if dim < len(DIM_NAMES) else f"d{dim}"
+            base = block.dim_names.get(dim) or (DIM_NAMES[dim] if dim < len(DIM_NAMES)
+                                                else f"d{dim}")
             levels = block.levels[dim]
             names.append(base if len(levels) == 1 else f"{base}_{levels.index(loop.id)}")
         return "_".join(names) + ("_fused" if len(names) > 1 else "")
@@ -164,6 +173,12 @@ class KernelState:
             chain = self.enclosing(target)
             outer = chain[:chain.index(block.attach.loop) + 1]
         return outer + list(block.order)
+
+    def expanded(self, block: Block) -> bool:
+        """Whether ``block``'s op is rewritten for reordered split levels (expand.py): it
+        then reads reshaped operands, through which nothing fuses."""
+        return any(entry[0] == "expand_dim" and entry[1:3] == (block.func, block.name)
+                   for entry in self.inlines)
 
     def attached_at(self, loop_id: int, func: str) -> list[Block]:
         return [b for (f, _), b in self.blocks.items()
@@ -224,9 +239,11 @@ def read_blocks(module: ir.Module, state: KernelState) -> None:
             n_ops = len(maps)
             operands = []
             for i, (value, amap) in enumerate(zip(list(op.operands)[:n_ops], maps)):
+                shape = list(ir.ShapedType(value.type).shape) \
+                    if isinstance(value.type, ir.ShapedType) else []
                 operands.append(Operand(_defining_block(value), _map_results(amap),
                                         is_init=i >= n_ops - num_inits,
-                                        terms=[_linear(e) for e in amap.results]))
+                                        terms=[_linear(e) for e in amap.results], shape=shape))
             extents = b.extents
             block = Block(b.name, func_name, b.iterators, extents, [], [], operands,
                           _map_results(maps[-num_inits]), op.name,
@@ -258,16 +275,30 @@ def folds_to_plain_dims(block: Block, long_dims: Sequence[int]) -> bool:
     return True
 
 
-def inner_extent(state: KernelState, block: Block, dim: int, below: int) -> int:
-    """The number of iterations of ``dim`` that the loops of ``block`` *inside* loop ``below``
-    cover (the tile size of ``dim`` at that loop)."""
-    chain = state.enclosing(block)
-    size = 1
-    for loop_id in chain[chain.index(below) + 1:]:
-        loop = state.loops[loop_id]
-        if loop.block != block.name:
+def tile_bound(state: KernelState, block: Block, dim: int,
+               outside: Collection[int]) -> tuple[int, bool]:
+    """The most iterations of ``dim`` that one tile of ``block`` inside the loops ``outside``
+    covers, and whether a tile can cover fewer (a split that does not divide makes the last
+    tile partial, TVM's semantics; tiles inside a partial tile can be partial too)."""
+    if block.attach is not None and dim in block.region:
+        target = state.blocks[(block.func, block.attach.target)]
+        size, partial = inner_extent(state, target, block.region[dim], block.attach.loop)
+    else:
+        size, partial = block.extents[dim], False
+    levels = block.levels[dim]
+    for k, lid in enumerate(levels):
+        if lid not in outside:
             continue
-        for d, e in loop.parts:
-            if d == dim:
-                size *= e
-    return size
+        step = math.prod(math.prod(e for d, e in state.loops[inner].parts if d == dim)
+                         for inner in levels[k + 1:])
+        if step < size:
+            partial = partial or size % step != 0
+            size = step
+    return size, partial
+
+
+def inner_extent(state: KernelState, block: Block, dim: int, below: int) -> tuple[int, bool]:
+    """The number of iterations of ``dim`` that the loops of ``block`` *inside* loop ``below``
+    cover (the tile size of ``dim`` at that loop), and whether the tile can be partial."""
+    chain = state.enclosing(block)
+    return tile_bound(state, block, dim, chain[:chain.index(below) + 1])

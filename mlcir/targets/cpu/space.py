@@ -125,6 +125,12 @@ class _Tiling:
     unroll: ExprRV | None = None
 
 
+def _few_lanes(extent: int, cap: int) -> bool:
+    """Whether no divisor of ``extent`` up to ``cap`` gives a vector tile of 4 lanes or more
+    (17, 23, 2 x 13 ...), though the extent would fill one."""
+    return extent >= 4 and max(d for d in range(1, min(extent, cap) + 1) if extent % d == 0) < 4
+
+
 def _tile_reduction(sch: Schedule, block: Block, threads: int,
                     tilings: dict[str, _Tiling]) -> object | None:
     """Multi-level tiling of a block with reduction dims; returns the loop epilogues attach to.
@@ -144,6 +150,10 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int,
     def sample(dim: int, loop: object, n: int, cap: int) -> list[ExprRV]:
         if like is not None and like.extents[dim] == block.extents[dim] and like.factors[dim]:
             factors = like.factors[dim]
+        elif dim in vec and _few_lanes(block.extents[dim] or 1, cap):
+            # A prime-like extent has no divisor worth a vector: a partial last tile instead.
+            factors = sch.sample_partitioned_tile(loop, n=n, partition_pos=n - 1,
+                                                  max_innermost_factor=cap)
         else:
             factors = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=cap)
         mine.factors.append(factors)

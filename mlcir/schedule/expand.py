@@ -1,0 +1,129 @@
+"""Reordered split levels as a rewrite: one dimension of a block becomes several.
+
+MLIR tiling makes the loops of a split dimension outer level first (each tile nested in the
+one above), so an order such as ``i_1, j, i_0`` — TensorIR accepts any order of the loops of
+one chain — has no tiling. Instead the block's op is rewritten before the transform script:
+its dimension ``i`` of extent ``e_0 * e_1`` becomes two dimensions ``(i_0, i_1)``; operands
+indexed by ``i`` itself are reshaped (``tensor.expand_shape``) to ``[..., e_0, e_1, ...]``,
+operands indexed by an expression of ``i`` (a convolution's ``oh + kh``) read
+``i_0 * e_1 + i_1`` instead, and results are collapsed back. Each level is then a dimension
+of its own, which tiling and interchange place anywhere. A recorded schedule lists these
+rewrites beside its inlines (``mlcir.inline``), so ``mlcir-opt --transform-script`` replays
+them too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from mlcir.dialects.loop import BLOCK_ATTR, tag_block
+
+from .errors import ScheduleError
+from .inline import _clone_body, _find, _generalized
+
+KIND = "expand_dim"  # its entry in the schedule's recorded rewrites
+
+
+def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
+                 extents: list[int]) -> None:
+    """Rewrite ``block``'s dimension ``dim`` into ``len(extents)`` dimensions: ``dim`` keeps
+    the outermost level, the others are appended after the op's last dimension."""
+    found = _find(module, func_name, block)
+    if found is None:
+        raise ScheduleError(f"reorder: no block '{block}' in function '{func_name}'")
+    op = _generalized(module, found)
+    body = op.regions[0].blocks[0]
+    if any(o.operation.name == "linalg.index" for o in body.operations):
+        raise ScheduleError(f"reorder: block '{block}' reads its loop indices (linalg.index); "
+                            "its split levels cannot be reordered")
+    maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
+    n_dims = maps[0].n_dims
+    total = n_dims + len(extents) - 1
+    level_dims = [dim] + list(range(n_dims, total))
+    strides = [math.prod(extents[k + 1:]) for k in range(len(extents))]
+    combined = ir.AffineConstantExpr.get(0)
+    for d, stride in zip(level_dims, strides):
+        combined = combined + ir.AffineDimExpr.get(d) * stride
+    substitution = ir.AffineMap.get(total, 0, [combined if d == dim else ir.AffineDimExpr.get(d)
+                                               for d in range(n_dims)])
+    n_inputs = len(op.opview.inputs)
+    operands, new_maps, collapse = [], [], []
+    with ir.InsertionPoint(op), op.location:
+        for value, amap in zip(op.operands, maps):
+            operand_type = value.type
+            shape = ir.RankedTensorType(value.type).shape
+            results: list[ir.AffineExpr] = []
+            groups: list[list[int]] = []
+            expanded: list[int] = []
+            for r, expr in enumerate(amap.results):
+                if isinstance(expr, ir.AffineDimExpr) and expr.position == dim:
+                    if shape[r] < math.prod(extents):
+                        value = _pad(value, r, math.prod(extents))
+                        shape = ir.RankedTensorType(value.type).shape
+                    groups.append(list(range(len(expanded), len(expanded) + len(extents))))
+                    expanded += extents
+                    results += [ir.AffineDimExpr.get(d) for d in level_dims]
+                else:
+                    groups.append([len(expanded)])
+                    expanded.append(shape[r])
+                    results.append(expr.compose(substitution))
+            new_maps.append(ir.AffineMap.get(total, 0, results))
+            if len(expanded) != len(shape):
+                element = ir.RankedTensorType(value.type).element_type
+                value = tensor.ExpandShapeOp(ir.RankedTensorType.get(expanded, element), value,
+                                             _reassociation(groups), [], expanded).result
+            operands.append(value)
+            collapse.append((groups, ir.RankedTensorType(operand_type).shape)
+                            if len(expanded) != len(shape) else None)
+        iterators = list(ir.ArrayAttr(op.attributes["iterator_types"]))
+        kind = iterators[dim]
+        generic = linalg.GenericOp_(operands[:n_inputs], operands[n_inputs:], new_maps,
+                                    ir.ArrayAttr.get(iterators + [kind] * (len(extents) - 1)))
+        new_body = generic.regions[0].blocks[0]
+        mapping = dict(zip(body.arguments, new_body.arguments))
+        yielded = _clone_body(body, new_body, mapping, stop_at_yield=False)
+        with ir.InsertionPoint(new_body):
+            linalg.YieldOp(yielded)
+        for k, (old, new) in enumerate(zip(op.results, generic.results)):
+            if collapse[n_inputs + k] is not None:
+                groups, shape = collapse[n_inputs + k]
+                padded = [math.prod(extents) if len(g) > 1 else shape[r]
+                          for r, g in enumerate(groups)]
+                element = ir.RankedTensorType(old.type).element_type
+                new = tensor.CollapseShapeOp(ir.RankedTensorType.get(padded, element), new,
+                                             _reassociation(groups)).result
+                if padded != list(shape):  # the padded rows computed too: drop them
+                    new = tensor.ExtractSliceOp(old.type, new, [], [], [], [0] * len(shape),
+                                                list(shape), [1] * len(shape)).result
+            old.replace_all_uses_with(new)
+    name = ir.StringAttr(op.attributes[BLOCK_ATTR])
+    op.erase()
+    tag_block(generic.operation, name)
+
+
+def _pad(value: ir.Value, position: int, size: int) -> ir.Value:
+    """``value`` padded at the end of dimension ``position`` to ``size`` (with zeros: only a
+    spatial dimension is padded, whose extra elements are computed and dropped)."""
+    source = ir.RankedTensorType(value.type)
+    shape = list(source.shape)
+    high = [0] * len(shape)
+    high[position] = size - shape[position]
+    shape[position] = size
+    pad = tensor.PadOp(ir.RankedTensorType.get(shape, source.element_type), value, [], [],
+                       [0] * len(shape), high)
+    body = pad.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
+    with ir.InsertionPoint(body):
+        zero = arith.ConstantOp(source.element_type, 0.0).result \
+            if isinstance(source.element_type, ir.FloatType) else \
+            arith.ConstantOp(source.element_type, 0).result
+        tensor.YieldOp(zero)
+    return pad.result
+
+
+def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g])
+                             for g in groups])

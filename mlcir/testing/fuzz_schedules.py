@@ -1,0 +1,557 @@
+"""A schedule fuzzer: random schedules over every primitive, each built and checked against
+numpy in a worker process with a time-out.
+
+    python -m mlcir.testing.fuzz_schedules --cases 2000 --seed 0 [--jobs 2] [--timeout 120]
+
+Each case draws a kernel kind (``KERNELS``) with random, often odd or prime, extents, then a
+few primitives from ``PRIMITIVES``. A primitive entry picks well-formed arguments at random
+(a producer and a loop of one of its consumers for ``compute_at``, any loops of one block for
+``reorder``, any factors for ``split``…) and applies them; whether they are *legal* is the
+schedule's business. The case's outcome is ``ok`` (built, matches numpy), ``refused`` (a
+``ScheduleError``: a primitive or the materialisation refused, with its reason), ``wrong``
+(built, but the numbers differ), ``crashed`` (any other exception, or the worker process died:
+LLVM is an assertions build) or ``hung`` (past the time-out). The run prints the counts, the
+refusal reasons grouped, and the seeds of the bad cases; ``--case I`` replays one case and
+prints its trace.
+
+Adding a primitive is one entry in ``PRIMITIVES``: a name, a weight and a function
+``(sch, rng) -> bool`` that applies it (False when it has nothing to apply to).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import select
+import signal
+import subprocess
+import sys
+import traceback
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+TOLERANCE = 1e-4  # error relative to the largest magnitude of numpy's answer
+LIKELY = 0.9  # how often a primitive's arguments are drawn among those that can be legal
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+def _extent(rng: random.Random, low: int, high: int) -> int:
+    """An extent, uniform in a range: half odd, many prime (real shapes rarely divide
+    nicely)."""
+    return rng.randint(low, high)
+
+
+def _matmul_bias_relu(rng: random.Random):
+    from . import kernels
+    return kernels.matmul_bias_relu(_extent(rng, 3, 40), _extent(rng, 3, 40), _extent(rng, 3, 40))
+
+
+def _conv2d(rng: random.Random):
+    from . import kernels
+    h, w = _extent(rng, 4, 12), _extent(rng, 4, 12)
+    return kernels.conv2d(1, _extent(rng, 1, 5), h, w, _extent(rng, 1, 8), 3, 3)
+
+
+def _softmax(rng: random.Random):
+    from . import kernels
+    return kernels.softmax(_extent(rng, 2, 24), _extent(rng, 3, 70))
+
+
+def _row_sum(rng: random.Random):
+    from . import kernels
+    return kernels.row_sum(_extent(rng, 2, 40), _extent(rng, 3, 100))
+
+
+KERNELS: dict[str, Callable[[random.Random], tuple[str, Callable[..., np.ndarray]]]] = {
+    "matmul_bias_relu": _matmul_bias_relu,
+    "conv2d": _conv2d,
+    "softmax": _softmax,
+    "row_sum": _row_sum,
+}
+
+
+# -- primitives ------------------------------------------------------------------------------
+
+def _own_loops(sch, block_rv) -> list[Any]:
+    """The loops of the block's own nest (not the shared loops it is computed under)."""
+    block = next(b for (_, name), b in sch.state.blocks.items() if name == sch.get(block_rv))
+    loops = sch.get_loops(block_rv)
+    return [rv for rv, lid in zip(loops, sch.state.enclosing(block)) if lid in block.order]
+
+
+def _pick_block(sch, rng: random.Random, want: Callable[[Any], bool] = lambda _block: True):
+    """A live block that ``want`` accepts and a handle to it, or ``(None, None)``."""
+    candidates = [b for b in sch.state.blocks.values() if not b.inlined and want(b)]
+    if not candidates:
+        return None, None
+    block = rng.choice(candidates)
+    return block, sch.get_block(block.name, func_name=block.func)
+
+
+def _factors(rng: random.Random, extent: int) -> list[int | None]:
+    """Split factors: a perfect tiling, one that does not divide, or one with ``None``."""
+    n = rng.choice([2, 2, 3])
+    inner = [rng.randint(1, max(1, min(extent, 16))) for _ in range(n - 1)]
+    if rng.random() < 0.4:  # a perfect tiling
+        rest, inner = extent, []
+        for _ in range(n - 1):
+            f = rng.choice([d for d in range(1, rest + 1) if rest % d == 0])
+            inner.append(f)
+            rest //= f
+        return [rest, *inner]
+    if rng.random() < 0.5:
+        return [None, *inner]
+    product = 1
+    for f in inner:
+        product *= f
+    return [-(-extent // product), *inner]
+
+
+def split(sch, rng: random.Random) -> bool:
+    _, block = _pick_block(sch, rng, lambda b: not b.origin)
+    loops = _own_loops(sch, block) if block is not None else []
+    if not loops:
+        return False
+    loop = rng.choice(loops)
+    sch.split(loop, _factors(rng, max(sch.get(loop).extent, 1)))
+    return True
+
+
+def sample_split(sch, rng: random.Random) -> bool:
+    _, block = _pick_block(sch, rng, lambda b: not b.origin)
+    loops = _own_loops(sch, block) if block is not None else []
+    if not loops:
+        return False
+    loop = rng.choice(loops)
+    n = rng.choice([2, 3])
+    if rng.random() < 0.5:
+        factors = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=rng.choice([4, 16]))
+    else:
+        factors = sch.sample_partitioned_tile(loop, n=n, partition_pos=rng.randint(1, n - 1),
+                                              max_innermost_factor=rng.choice([4, 16]))
+    sch.split(loop, factors)
+    return True
+
+
+def reorder(sch, rng: random.Random) -> bool:
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin)
+    loops = _own_loops(sch, rv) if rv is not None else []
+    if len(loops) < 2:
+        return False
+    # Legal below the innermost loop another block is computed at (TVM's single chain).
+    attached = [i for i, lid in enumerate(block.order) if sch.state.attached_at(lid, block.func)]
+    free = loops[max(attached) + 1:] if attached else loops
+    if rng.random() < LIKELY:
+        if len(free) < 2:
+            raise NothingLikely
+        pool = free
+    else:
+        pool = loops
+    sch.reorder(*rng.sample(pool, rng.randint(2, len(pool))))
+    return True
+
+
+def fuse(sch, rng: random.Random) -> bool:
+    _, block = _pick_block(sch, rng, lambda b: not b.origin)
+    loops = _own_loops(sch, block) if block is not None else []
+    pairs = [(a, b) for a, b in zip(loops, loops[1:]) if sch.get(a).kind == sch.get(b).kind]
+    if not pairs:
+        return False
+    sch.fuse(*rng.choice(pairs))
+    return True
+
+
+def parallel(sch, rng: random.Random) -> bool:
+    _, block = _pick_block(sch, rng, lambda b: not b.origin)
+    loops = _own_loops(sch, block) if block is not None else []
+    spatial = [rv for rv in loops if sch.get(rv).kind == "spatial"]
+    if not spatial:
+        return False
+    sch.parallel(spatial[0] if rng.random() < 0.7 else rng.choice(spatial))
+    return True
+
+
+def vectorize(sch, rng: random.Random) -> bool:
+    _, block = _pick_block(sch, rng, lambda b: not b.origin)
+    loops = _own_loops(sch, block) if block is not None else []
+    if not loops:
+        return False
+    sch.vectorize(loops[-1] if rng.random() < 0.7 or len(loops) < 2 else loops[-2])
+    return True
+
+
+def unroll(sch, rng: random.Random) -> bool:
+    _, block = _pick_block(sch, rng, lambda b: not b.origin)
+    loops = _own_loops(sch, block) if block is not None else []
+    if not loops:
+        return False
+    sch.unroll(rng.choice(loops), factor=rng.choice([None, 2, 4]))
+    return True
+
+
+class NothingLikely(Exception):
+    """A primitive found no argument that can be legal this time: it applies nothing."""
+
+
+def _mostly(rng: random.Random, likely: list[Any], anything: list[Any]) -> Any:
+    """Usually one of ``likely`` (arguments that can be legal, as TVM's sampling of compute
+    locations draws only those), sometimes anything, so the legality checks are exercised."""
+    if rng.random() < LIKELY:
+        if not likely:
+            raise NothingLikely
+        return rng.choice(likely)
+    return rng.choice(anything)
+
+
+def _spatial_prefix(sch, loops: list[Any]) -> list[Any]:
+    """The loops above the first reduction loop."""
+    out = []
+    for rv in loops:
+        if sch.get(rv).kind != "spatial":
+            break
+        out.append(rv)
+    return out
+
+
+def _consumers(sch, block) -> list[Any]:
+    return [c for c, _ in sch.state.consumers(block)]
+
+
+def compute_at(sch, rng: random.Random) -> bool:
+    # Not the fills that initialise reductions: in TensorIR the init is part of the reduction
+    # block, and decompose_reduction places it.
+    # Likely legal: a producer with one consumer (all its consumers must be under the loop),
+    # which is computed at no other block (its loops would be shared ones).
+    likely = rng.random() < LIKELY
+    producer, rv = _pick_block(sch, rng, lambda b: b.attach is None and b.op_name != "linalg.fill"
+                               and bool(_consumers(sch, b)) and (not likely or (
+                                   len(_consumers(sch, b)) == 1
+                                   and _consumers(sch, b)[0].attach is None)))
+    if producer is None:
+        return False
+    consumer = rng.choice(_consumers(sch, producer))
+    loops = sch.get_loops(sch.get_block(consumer.name))
+    if not loops:
+        return False
+    sch.compute_at(rv, _mostly(rng, _own_loops(sch, sch.get_block(consumer.name)), loops))
+    return True
+
+
+def reverse_compute_at(sch, rng: random.Random) -> bool:
+    consumer, rv = _pick_block(sch, rng, lambda b: b.attach is None and any(
+        op.producer and not op.is_init for op in b.operands))
+    if consumer is None:
+        return False
+    producer = rng.choice([op.producer for op in consumer.operands
+                           if op.producer and not op.is_init])
+    loops = sch.get_loops(sch.get_block(producer))
+    if not loops:
+        return False
+    # Likely legal: loops above the producer's reductions, of a producer computed at no
+    # other block (its loops would be shared ones).
+    target = next(b for b in sch.state.blocks.values() if b.name == producer)
+    likely = _spatial_prefix(sch, _own_loops(sch, sch.get_block(producer))) \
+        if target.attach is None else []
+    sch.reverse_compute_at(rv, _mostly(rng, likely, loops))
+    return True
+
+
+def compute_inline(sch, rng: random.Random) -> bool:
+    _, rv = _pick_block(sch, rng, lambda b: "reduction" not in b.kinds and not b.origin
+                        and b.op_name != "linalg.fill" and bool(_consumers(sch, b)))
+    if rv is None:
+        return False
+    sch.compute_inline(rv)
+    return True
+
+
+def reverse_compute_inline(sch, rng: random.Random) -> bool:
+    def producers(b) -> set[str]:
+        return {op.producer for op in b.operands if op.producer and not op.is_init}
+
+    def elementwise(b) -> bool:
+        return "reduction" not in b.kinds and not b.origin and b.op_name != "linalg.fill"
+
+    def after_elementwise(b) -> bool:
+        names = producers(b)
+        return len(names) == 1 and elementwise(sch.state.blocks[(b.func, names.pop())])
+
+    likely = rng.random() < LIKELY
+    _, rv = _pick_block(sch, rng, lambda b: elementwise(b) and bool(producers(b))
+                        and (after_elementwise(b) or not likely))
+    if rv is None:
+        return False
+    sch.reverse_compute_inline(rv)
+    return True
+
+
+def decompose_reduction(sch, rng: random.Random) -> bool:
+    block, rv = _pick_block(sch, rng, lambda b: "reduction" in b.kinds and not b.origin)
+    loops = _own_loops(sch, rv) if rv is not None else []
+    if not loops:
+        return False
+    # Legal where every loop above is spatial: the init then runs once per output tile.
+    likely = loops[:len(_spatial_prefix(sch, loops)) + 1]
+    sch.decompose_reduction(rv, _mostly(rng, likely, loops))
+    return True
+
+
+def cache_read(sch, rng: random.Random) -> bool:
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin and any(
+        not op.is_init and op.map_results for op in b.operands))
+    if block is None:
+        return False
+    inputs = [i for i, op in enumerate(op for op in block.operands if not op.is_init)]
+    cached = {b.origin.get("operand") for b in sch.state.blocks.values()
+              if b.origin.get("source") == block.name}
+    loops = sch.get_loops(rv)
+    cache = sch.cache_read(rv, _mostly(rng, [i for i in inputs if i not in cached], inputs),
+                           rng.choice(["global", "local"]))
+    if loops and rng.random() < 0.7:
+        sch.compute_at(cache, _mostly(rng, _own_loops(sch, rv), loops))
+    return True
+
+
+def cache_write(sch, rng: random.Random) -> bool:
+    def uncached(b) -> bool:
+        return not any(x.origin.get("source") == b.name and x.origin.get("kind") == "cache_write"
+                       for x in sch.state.blocks.values())
+
+    likely = rng.random() < LIKELY
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                            and (uncached(b) or not likely))
+    if block is None:
+        return False
+    loops = sch.get_loops(rv)
+    cache = sch.cache_write(rv, 0, rng.choice(["global", "local"]))
+    if loops and rng.random() < 0.7:
+        sch.reverse_compute_at(cache, _mostly(rng, _spatial_prefix(sch, _own_loops(sch, rv)),
+                                              loops))
+    return True
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    weight: float
+    apply: Callable[[Any, random.Random], bool]
+
+
+PRIMITIVES: list[Primitive] = [
+    Primitive("split", 4, split),
+    Primitive("sample_split", 2, sample_split),
+    Primitive("reorder", 3, reorder),
+    Primitive("fuse", 1, fuse),
+    Primitive("parallel", 1, parallel),
+    Primitive("vectorize", 2, vectorize),
+    Primitive("unroll", 1, unroll),
+    Primitive("compute_at", 1, compute_at),
+    Primitive("reverse_compute_at", 1, reverse_compute_at),
+    Primitive("compute_inline", 1, compute_inline),
+    Primitive("reverse_compute_inline", 1, reverse_compute_inline),
+    Primitive("decompose_reduction", 1, decompose_reduction),
+    Primitive("cache_read", 1, cache_read),
+    Primitive("cache_write", 1, cache_write),
+]
+
+
+# -- one case --------------------------------------------------------------------------------
+
+def case_rng(seed: int, case: int) -> random.Random:
+    return random.Random(seed * 1_000_003 + case)
+
+
+def run_case(seed: int, case: int, steps: tuple[int, int] = (2, 7)) -> dict[str, Any]:
+    """Draw, schedule, build and check one case; the outcome as a JSON-able dict."""
+    import mlcir
+    from mlcir.schedule import ScheduleError
+
+    from .kernels import random_inputs
+
+    rng = case_rng(seed, case)
+    kind = rng.choice(sorted(KERNELS))
+    text, reference = KERNELS[kind](rng)
+    result: dict[str, Any] = {"case": case, "kernel": kind}
+    sch = mlcir.Schedule(text, seed=case)
+    names = [p.name for p in PRIMITIVES]
+    weights = [p.weight for p in PRIMITIVES]
+    applied: list[str] = []
+    try:
+        for _ in range(rng.randint(*steps)):
+            primitive = PRIMITIVES[names.index(rng.choices(names, weights)[0])]
+            try:
+                if primitive.apply(sch, rng):
+                    applied.append(primitive.name)
+            except NothingLikely:
+                pass
+        module = sch.mod
+        ex = mlcir.build(module, target="llvm -opt-level=1")
+    except ScheduleError as error:
+        return {**result, "outcome": "refused", "reason": str(error).split("\ntrace:")[0],
+                "trace": sch.trace.as_python()}
+    except Exception as error:  # noqa: BLE001 - every other failure is a crash, with its trace
+        return {**result, "outcome": "crashed", "reason": f"{type(error).__name__}: {error}"[:2000],
+                "trace": sch.trace.as_python(), "traceback": traceback.format_exc()[-3000:]}
+    inputs = random_inputs(text, case)
+    out, ref = ex.main(*inputs), reference(*inputs)
+    err = float(np.abs(out - ref).max() / max(float(np.abs(ref).max()), 1e-6))
+    outcome = "ok" if err < TOLERANCE and out.shape == ref.shape else "wrong"
+    return {**result, "outcome": outcome, "error": err, "primitives": applied,
+            **({"trace": sch.trace.as_python()} if outcome != "ok" else {})}
+
+
+def _worker() -> int:
+    """Read ``seed case`` lines, answer each with one JSON line."""
+    for line in sys.stdin:
+        seed, case = (int(x) for x in line.split())
+        try:
+            result = run_case(seed, case)
+        except Exception as error:  # noqa: BLE001 - reported to the parent as a crash
+            result = {"case": case, "outcome": "crashed",
+                      "reason": f"{type(error).__name__}: {error}"[:2000],
+                      "traceback": traceback.format_exc()[-3000:]}
+        print(json.dumps(result), flush=True)
+    return 0
+
+
+# -- the parent ------------------------------------------------------------------------------
+
+class Worker:
+    """A worker process answering one case at a time; replaced when it dies or hangs."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mlcir.testing.fuzz_schedules", "--worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            start_new_session=True)
+        self.case: int | None = None
+        self.deadline = 0.0
+
+    def send(self, seed: int, case: int, timeout: float, now: float) -> None:
+        self.case, self.deadline = case, now + timeout
+        self.proc.stdin.write(f"{seed} {case}\n")
+        self.proc.stdin.flush()
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+
+def fuzz(cases: int, seed: int = 0, jobs: int = 1, timeout: float = 300.0,
+         progress: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Run ``cases`` cases in ``jobs`` worker processes; each case's result, by case index."""
+    import time
+
+    pending = list(range(cases))[::-1]
+    results: dict[int, dict[str, Any]] = {}
+    workers = [Worker() for _ in range(min(jobs, cases))]
+    idle = list(workers)
+    try:
+        while len(results) < cases:
+            while idle and pending:
+                idle.pop().send(seed, pending.pop(), timeout, time.monotonic())
+            busy = [w for w in workers if w.case is not None]
+            wait = min(w.deadline for w in busy) - time.monotonic()
+            ready, _, _ = select.select([w.proc.stdout for w in busy], [], [],
+                                        min(max(wait, 0.0), 1.0))
+            now = time.monotonic()
+            for w in busy:
+                result = None
+                if now > w.deadline:  # an answer after the deadline is too late too
+                    result = {"case": w.case, "outcome": "hung",
+                              "reason": f"no answer in {timeout:g} s"}
+                elif w.proc.stdout in ready:
+                    line = w.proc.stdout.readline()
+                    if line:
+                        result = json.loads(line)
+                    else:
+                        w.proc.wait()
+                        result = {"case": w.case, "outcome": "crashed",
+                                  "reason": f"worker died (status {w.proc.returncode})"}
+                if result is None:
+                    continue
+                results[w.case] = result
+                if progress:
+                    progress(result)
+                if result["outcome"] == "hung" or w.proc.poll() is not None:
+                    w.kill()
+                    workers[workers.index(w)] = w = Worker()
+                w.case = None
+                idle.append(w)
+    finally:
+        for w in workers:
+            w.kill()
+    return [results[i] for i in range(cases)]
+
+
+def reason_group(reason: str) -> str:
+    """A refusal reason without its particulars (numbers, names), to count alike ones."""
+    reason = re.sub(r"\(instruction \d+\)", "", reason)
+    reason = re.sub(r"'[^']*'", "'B'", reason)
+    reason = re.sub(r"\bloop \w+", "loop L", reason)
+    reason = re.sub(r"\b[a-z](_\d+)+\b(, [a-z](_\d+)+\b)*", "L..", reason)
+    reason = re.sub(r"\((\w+, )+\w+\)", "(L, ..)", reason)
+    reason = re.sub(r"\[[^\]]*\]", "[..]", reason)
+    reason = re.sub(r"\d+", "N", reason)
+    return reason.split("\n")[0][:160]
+
+
+def summary(results: list[dict[str, Any]]) -> str:
+    counts = Counter(r["outcome"] for r in results)
+    total = len(results)
+    lines = [f"{total} cases: " + ", ".join(
+        f"{k} {counts.get(k, 0)} ({100 * counts.get(k, 0) / max(total, 1):.1f}%)"
+        for k in ("ok", "refused", "wrong", "crashed", "hung"))]
+    lines.append("by kernel: " + ", ".join(
+        f"{kind} {sum(r.get('kernel') == kind for r in results)}" for kind in sorted(KERNELS)))
+    reasons = Counter(reason_group(r["reason"]) for r in results if r["outcome"] == "refused")
+    if reasons:
+        lines.append("refusals:")
+        lines += [f"  {n:5d}  {reason}" for reason, n in reasons.most_common()]
+    bad = [r for r in results if r["outcome"] in ("wrong", "crashed", "hung")]
+    for r in bad:
+        lines.append(f"{r['outcome']}: case {r['case']} ({r.get('kernel')}): "
+                     f"{r.get('reason', r.get('error'))}"[:600])
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds per case (a case compiles in seconds; a loaded machine "
+                        "and a large unroll take minutes)")
+    parser.add_argument("--case", type=int, help="run this one case here and print it")
+    parser.add_argument("--json", help="write every case's result to this JSON-lines file")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        return _worker()
+    if args.case is not None:
+        result = run_case(args.seed, args.case)
+        print(result.pop("trace", ""))
+        print(json.dumps(result, indent=1))
+        return 0 if result["outcome"] in ("ok", "refused") else 1
+    results = fuzz(args.cases, args.seed, args.jobs, args.timeout)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            for r in results:
+                out.write(json.dumps(r) + "\n")
+    print(summary(results))
+    return 0 if not any(r["outcome"] in ("wrong", "crashed", "hung") for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

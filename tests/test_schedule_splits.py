@@ -1,0 +1,194 @@
+"""Splits as TensorIR has them: factors that do not divide the extent (the outer loop rounds
+up, the last tile is partial), ``sample_partitioned_tile``, and any order of the split levels
+of one dimension — each checked against numpy with the primitives that follow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlcir
+from mlcir.schedule import ScheduleError, Trace
+from mlcir.testing import kernels
+
+
+def _run(sch: mlcir.Schedule, text: str, reference) -> float:
+    inputs = kernels.random_inputs(text, 0)
+    out = mlcir.build(sch.mod, target="llvm -opt-level=1").main(*inputs)
+    ref = reference(*inputs)
+    return float(np.abs(out - ref).max() / np.abs(ref).max())
+
+
+@pytest.fixture
+def mbr():
+    return kernels.matmul_bias_relu(17, 30, 23)  # prime and odd extents
+
+
+def _tiled(sch: mlcir.Schedule):
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 4])
+    j0, j1 = sch.split(j, [None, 8])
+    k0, k1 = sch.split(k, [None, 5])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    return c, (i0, i1, j0, j1, k0, k1)
+
+
+def test_a_split_that_does_not_divide_rounds_the_outer_loop_up(mbr):
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 4])
+    assert (sch.get(i0).extent, sch.get(i1).extent) == (5, 4)  # 5 * 4 = 20 >= 17
+    a, b = sch.split(i1, [3, None])  # 3 * 2 >= 4: the inner one rounds up too
+    assert [sch.get(x).extent for x in (a, b)] == [3, 2]
+    assert "affine.min" in str(sch.mod)
+    assert _run(sch, text, ref) < 1e-5
+
+
+@pytest.mark.parametrize("then", ["vectorize", "vectorize_reduction", "parallel", "unroll",
+                                  "fuse", "compute_at", "cache_write", "cache_read"])
+def test_partial_tiles_with_every_primitive_that_follows(mbr, then):
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    c, (i0, i1, j0, j1, k0, k1) = _tiled(sch)
+    if then == "vectorize":
+        sch.vectorize(j1)
+        assert "vector.contract" in str(sch.mod) or "vector.fma" in str(sch.mod) \
+            or "vector.outerproduct" in str(sch.mod)
+        assert "vector.create_mask" in str(sch.mod)  # the partial tile is masked
+    elif then == "vectorize_reduction":
+        sch.reorder(i1, j1, k1)
+        sch.vectorize(k1)
+    elif then == "parallel":
+        sch.parallel(i0)
+        assert "scf.forall" in str(sch.mod)
+    elif then == "unroll":
+        sch.unroll(k1)
+    elif then == "fuse":
+        sch.fuse(i0, j0)
+    elif then == "compute_at":
+        e, d = sch.get_block("E"), sch.get_block("D")
+        ei, ej = sch.get_loops(e)
+        ei0, ei1 = sch.split(ei, [None, 6])
+        ej0, ej1 = sch.split(ej, [None, 7])
+        sch.reorder(ei0, ej0, ei1, ej1)
+        sch.compute_at(d, ej0)
+        sch.vectorize(ej1)
+        sch.vectorize(sch.get_loops(d)[-1])
+    elif then == "cache_write":
+        sch.reverse_compute_at(sch.cache_write(c, 0, "local"), j0)
+    elif then == "cache_read":
+        sch.compute_at(sch.cache_read(c, 1, "local"), k0)
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_a_partial_reduction_tile_vectorizes_with_masks():
+    text, ref = kernels.row_sum(7, 37)
+    sch = mlcir.Schedule(text)
+    i, j = sch.get_loops(sch.get_block("S"))
+    j0, j1 = sch.split(j, [None, 16])
+    sch.vectorize(j1)
+    assert "vector.create_mask" in str(sch.mod)
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_a_partial_convolution_tile_stays_scalar_and_says_why():
+    """Upstream vectorizes window ops only at static sizes (no masks): such a tile falls back
+    to scalar loops, with the reason on the op."""
+    text, ref = kernels.conv2d(1, 3, 9, 9, 5, 3, 3)
+    sch = mlcir.Schedule(text)
+    n, f, oh, ow, c, kh, kw = sch.get_loops(sch.get_block("conv"))
+    ow0, ow1 = sch.split(ow, [None, 4])
+    sch.reorder(n, f, oh, ow0, c, kh, kw, ow1)
+    sch.vectorize(ow1)
+    assert "can be partial" in str(sch.mod)
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_split_factors_must_cover_the_extent(mbr):
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(ScheduleError, match=r"factors \[4, 4\] of loop i \(extent 17\) "
+                                            "multiply to 16, less than 17"):
+        sch.split(i, [4, 4])
+
+
+def test_sample_partitioned_tile_draws_non_dividing_tiles_and_replays(mbr):
+    text, ref = mbr
+    decisions = []
+    for seed in range(6):
+        sch = mlcir.Schedule(text, seed=seed)
+        i, _, _ = sch.get_loops(sch.get_block("C"))
+        factors = sch.sample_partitioned_tile(i, n=3, partition_pos=1, innerpart_factor=2,
+                                              max_innermost_factor=8)
+        values = [sch.get(f) for f in factors]
+        inner = values[1] * values[2]
+        assert inner % 2 == 0 and inner <= 17 and values[2] <= 8
+        assert values[0] == -(-17 // inner)  # the outer part covers the rest, rounding up
+        decisions.append(tuple(values))
+        sch.split(i, factors)
+    assert any(17 % (d[1] * d[2]) for d in decisions)  # some do not divide
+    replayed = mlcir.Schedule(text, trace=Trace.from_json(sch.trace.as_json()))
+    assert replayed.trace.as_python() == sch.trace.as_python()
+    assert "sample_partitioned_tile(loop=l1, n=3, partition_pos=1, innerpart_factor=2, " \
+           "max_innermost_factor=8, decision=" in sch.trace.as_python()
+    assert _run(replayed, text, ref) < 1e-5
+
+
+def test_sample_partitioned_tile_checks_its_decision(mbr):
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(ScheduleError, match=r"decision \[2, 4\] is not a partitioned tiling of "
+                                            r"loop i \(extent 17\)"):
+        sch.sample_partitioned_tile(i, n=2, decision=[2, 4])  # 2 * 4 < 17
+    assert sch.sample_partitioned_tile(i, n=2, decision=[5, 4]) is not None
+
+
+def test_split_levels_in_any_order():
+    """TensorIR accepts any order of one chain's loops: here the inner level of i and of k
+    go outside their outer levels (each level becomes a dimension of the op)."""
+    text, ref = kernels.matmul_bias_relu(16, 24, 12)
+    sch = mlcir.Schedule(text)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [4, 4])
+    k0, k1 = sch.split(k, [3, 4])
+    j0, j1 = sch.split(j, [3, 8])
+    sch.reorder(k1, i1, j0, i0, k0, j1)
+    sch.vectorize(j1)
+    assert [sch.get(x).name for x in sch.get_loops(sch.get_block("C"))] == \
+        ["k_1", "i_1", "j_0", "i_0", "k_0", "j_1"]
+    mod = str(sch.mod)
+    assert "tensor.expand_shape" in mod and "tensor.collapse_shape" in mod
+    assert _run(sch, text, ref) < 1e-5
+    # The rewrite is part of the recorded transform module, so mlcir-opt replays it.
+    assert "expand_dim" in str(sch.as_transform())
+
+
+def test_reordered_levels_of_a_convolution_window_dim():
+    text, ref = kernels.conv2d(1, 3, 8, 8, 4, 3, 3)
+    sch = mlcir.Schedule(text)
+    n, f, oh, ow, c, kh, kw = sch.get_loops(sch.get_block("conv"))
+    oh0, oh1 = sch.split(oh, [2, 3])
+    sch.reorder(oh1, n, f, oh0)
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_reordered_levels_of_a_split_that_does_not_divide(mbr):
+    """A spatial dimension is padded to the product of its levels (the extra rows are
+    computed and dropped); a reduction would need a value neutral for its body."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 4])  # 5 x 4 = 20 rows for 17
+    j0, j1 = sch.split(j, [None, 8])
+    sch.reorder(i1, j0, i0, k, j1)
+    sch.vectorize(j1)
+    assert "tensor.pad" in str(sch.mod)
+    assert _run(sch, text, ref) < 1e-5
+    k0, k1 = sch.split(k, [None, 4])
+    with pytest.raises(ScheduleError, match=r"split levels k_0, k_1 .* a split that does not "
+                                            r"divide \(extent 23, factors \[6, 4\]\) is padded"):
+        sch.reorder(k1, k0)
