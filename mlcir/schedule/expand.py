@@ -22,7 +22,7 @@ from mlir.dialects import arith, linalg, tensor
 from mlcir.dialects.loop import BLOCK_ATTR, tag_block
 
 from .errors import ScheduleError
-from .inline import _clone_body, _find, _generalized
+from .inline import _find, _generalized, clone_body
 
 KIND = "expand_dim"  # its entry in the schedule's recorded rewrites
 
@@ -84,7 +84,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
                                     ir.ArrayAttr.get(iterators + [kind] * (len(extents) - 1)))
         new_body = generic.regions[0].blocks[0]
         mapping = dict(zip(body.arguments, new_body.arguments))
-        yielded = _clone_body(body, new_body, mapping, stop_at_yield=False)
+        yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
         with ir.InsertionPoint(new_body):
             linalg.YieldOp(yielded)
         for k, (old, new) in enumerate(zip(op.results, generic.results)):

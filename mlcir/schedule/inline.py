@@ -127,7 +127,8 @@ def _affine(num_dims: int, dims: Dims) -> ir.AffineMap:
                                           ir.AffineDimExpr.get(d) for d in dims])
 
 
-def _clone_body(source: ir.Block, target: ir.Block, mapping: dict, stop_at_yield: bool) -> list[ir.Value]:
+def clone_body(source: ir.Block, target: ir.Block, mapping: dict,
+               stop_at_yield: bool) -> list[ir.Value]:
     """Clone ``source``'s ops into ``target`` remapping operands; return the yielded values."""
     yielded: list[ir.Value] = []
     for op in source.operations:
@@ -178,10 +179,10 @@ def _fuse_into(producer: ir.Operation, consumer: ir.Operation) -> ir.Operation:
         mapping[p_body.arguments[k]] = args[len(keep) + k]
     for j in range(len(c_outputs)):
         mapping[c_body.arguments[len(c_inputs) + j]] = args[len(new_inputs) + j]
-    produced = _clone_body(p_body, body, mapping, stop_at_yield=True)
+    produced = clone_body(p_body, body, mapping, stop_at_yield=True)
     for i in reads:
         mapping[c_body.arguments[i]] = produced[0]
-    yielded = _clone_body(c_body, body, mapping, stop_at_yield=False)
+    yielded = clone_body(c_body, body, mapping, stop_at_yield=False)
     with ir.InsertionPoint(body):
         linalg.YieldOp(yielded)
     for old, new in zip(consumer.results, fused.results):

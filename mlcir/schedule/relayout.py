@@ -33,7 +33,7 @@ from mlir.dialects import affine, linalg, tensor
 from mlcir.dialects.loop import BLOCK_ATTR, is_linalg, tag_block
 
 from .errors import PrimitiveError, ScheduleError
-from .inline import _find, _generalized
+from .inline import _find, _generalized, clone_body
 
 KIND = "transform_layout"
 
@@ -225,14 +225,9 @@ def _relayout_producer(op: ir.Operation, results: list[LayoutResult], shape: lis
         raise ScheduleError(f"{KIND}: block reads its loop indices (linalg.index)")
     new_body = new.regions[0].blocks[0]
     mapping = dict(zip(body.arguments, new_body.arguments))
-    for inner in body.operations:
-        with ir.InsertionPoint(new_body):
-            clone = inner.operation.clone()
-        for i, v in enumerate(inner.operation.operands):
-            if v in mapping:
-                clone.operands[i] = mapping[v]
-        for old, res in zip(inner.operation.results, clone.results):
-            mapping[old] = res
+    yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
+    with ir.InsertionPoint(new_body):
+        linalg.YieldOp(yielded)
     tag_block(new.operation, ir.StringAttr(op.attributes[BLOCK_ATTR]))
     return new.operation
 
@@ -290,14 +285,9 @@ def _read_by_extract(consumer: ir.Operation, old: ir.Value, new: ir.Value,
                     expr = ir.AffineExpr.get_mod(expr, r.c)
                 coords.append(affine.apply(ir.AffineMap.get(n_dims, 0, [expr]), indices))
             mapping[body.arguments[i]] = tensor.extract(new, coords)
-    for inner in body.operations:
-        with ir.InsertionPoint(new_body):
-            clone = inner.operation.clone()
-        for i, v in enumerate(inner.operation.operands):
-            if v in mapping:
-                clone.operands[i] = mapping[v]
-        for old_result, res in zip(inner.operation.results, clone.results):
-            mapping[old_result] = res
+    yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
+    with ir.InsertionPoint(new_body):
+        linalg.YieldOp(yielded)
     for attr in (BLOCK_ATTR, "loop.iterators"):
         if attr in consumer.attributes:
             new_op.operation.attributes[attr] = consumer.attributes[attr]
