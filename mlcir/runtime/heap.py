@@ -13,21 +13,17 @@ freed blocks for the next call, as onnxruntime's arena does; glibc only, a no-op
 from __future__ import annotations
 
 import ctypes
+import functools
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 32 << 20  # glibc's largest allowed value on 64-bit
 TRIM_THRESHOLD_BYTES = 2 * MMAP_THRESHOLD_BYTES
 
-_done = False
 
-
+@functools.cache
 def keep_freed_blocks() -> None:
     """Fix glibc's mmap and trim thresholds once per process (module docstring)."""
-    global _done
-    if _done:
-        return
-    _done = True
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
     if mallopt is not None:
         mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)

@@ -114,9 +114,15 @@ def _factors(rng: random.Random, extent: int) -> list[int | None]:
     return [-(-extent // product), *inner]
 
 
-def split(sch, rng: random.Random) -> bool:
+def _some_block_loops(sch, rng: random.Random) -> list:
+    """The own loops of a random block that is not a cache stage (none when there is no
+    such block)."""
     _, block = _pick_block(sch, rng, lambda b: not b.origin)
-    loops = _own_loops(sch, block) if block is not None else []
+    return _own_loops(sch, block) if block is not None else []
+
+
+def split(sch, rng: random.Random) -> bool:
+    loops = _some_block_loops(sch, rng)
     if not loops:
         return False
     loop = rng.choice(loops)
@@ -125,8 +131,7 @@ def split(sch, rng: random.Random) -> bool:
 
 
 def sample_split(sch, rng: random.Random) -> bool:
-    _, block = _pick_block(sch, rng, lambda b: not b.origin)
-    loops = _own_loops(sch, block) if block is not None else []
+    loops = _some_block_loops(sch, rng)
     if not loops:
         return False
     loop = rng.choice(loops)
@@ -159,8 +164,7 @@ def reorder(sch, rng: random.Random) -> bool:
 
 
 def fuse(sch, rng: random.Random) -> bool:
-    _, block = _pick_block(sch, rng, lambda b: not b.origin)
-    loops = _own_loops(sch, block) if block is not None else []
+    loops = _some_block_loops(sch, rng)
     pairs = [(a, b) for a, b in zip(loops, loops[1:]) if sch.get(a).kind == sch.get(b).kind]
     if not pairs:
         return False
@@ -169,8 +173,7 @@ def fuse(sch, rng: random.Random) -> bool:
 
 
 def parallel(sch, rng: random.Random) -> bool:
-    _, block = _pick_block(sch, rng, lambda b: not b.origin)
-    loops = _own_loops(sch, block) if block is not None else []
+    loops = _some_block_loops(sch, rng)
     spatial = [rv for rv in loops if sch.get(rv).kind == "spatial"]
     if not spatial:
         return False
@@ -179,8 +182,7 @@ def parallel(sch, rng: random.Random) -> bool:
 
 
 def vectorize(sch, rng: random.Random) -> bool:
-    _, block = _pick_block(sch, rng, lambda b: not b.origin)
-    loops = _own_loops(sch, block) if block is not None else []
+    loops = _some_block_loops(sch, rng)
     if not loops:
         return False
     sch.vectorize(loops[-1] if rng.random() < 0.7 or len(loops) < 2 else loops[-2])
@@ -188,8 +190,7 @@ def vectorize(sch, rng: random.Random) -> bool:
 
 
 def unroll(sch, rng: random.Random) -> bool:
-    _, block = _pick_block(sch, rng, lambda b: not b.origin)
-    loops = _own_loops(sch, block) if block is not None else []
+    loops = _some_block_loops(sch, rng)
     if not loops:
         return False
     sch.unroll(rng.choice(loops), factor=rng.choice([None, 2, 4]))
