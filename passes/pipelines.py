@@ -30,7 +30,8 @@ def cpu_bufferize() -> list[str]:
     ``tensor<…>``, which nothing bufferizes) become ``linalg.generic`` first; results become
     out-parameters, intermediates are freed; then the serial foralls a schedule created become
     loops and vector ops are lowered (both need memrefs)."""
-    return ["convert-elementwise-to-linalg", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
+    return ["loop-invariant-subset-hoisting",
+            "convert-elementwise-to-linalg", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "canonicalize", "buffer-deallocation-pipeline",
             "mlcir-serial-foralls", "mlcir-lower-vectors", "canonicalize", "cse"]

@@ -32,7 +32,8 @@ def interleaved(calls: Mapping[str, Callable[[], Any]], *, rounds: int = 5,
     """Seconds per call of each callable, timed in turns (a, b, c, a, b, c, …): after one
     warm-up call each, ``rounds`` rounds in which each callable runs enough calls to last about
     ``budget_s`` (at least one). Per callable the median of its rounds (``best``: the
-    minimum). With ``threads`` > 1 each turn starts after a pause of :data:`SETTLE_S`."""
+    minimum). With ``threads`` > 1 each turn starts after a pause of :data:`SETTLE_S` and one
+    untimed call."""
     numbers = {}
     for name, call in calls.items():
         start = time.perf_counter()
@@ -43,6 +44,7 @@ def interleaved(calls: Mapping[str, Callable[[], Any]], *, rounds: int = 5,
         for name, call in calls.items():
             if threads > 1:
                 time.sleep(SETTLE_S)
+                call()  # the first call after an idle pause runs on cold caches and cores
             result = time_calls(call, number=numbers[name], repeat=1, warmup=0)
             samples[name].append(result.results[0])
     pick = min if best else statistics.median
