@@ -253,10 +253,10 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
 
 def test_parallel_only_when_the_target_threads_save_several_fork_joins():
     assert parallel_threads(1e9, 1) == 1  # one thread: serial, whatever the size
-    assert parallel_threads(200_000, 2) == 1  # saves 100 us: one fork/join
-    assert parallel_threads(800_000, 2) == 1  # saves 400 us
-    assert parallel_threads(800_000, 4) == 4  # saves 600 us
-    assert parallel_threads(1_200_000, 2) == 2
+    assert parallel_threads(8_000, 2) == 1  # saves 4 us: one fork/join
+    assert parallel_threads(32_000, 2) == 1  # saves 16 us
+    assert parallel_threads(32_000, 4) == 4  # saves 24 us
+    assert parallel_threads(48_000, 2) == 2
 
 
 def test_target_facts_from_cpu_names():

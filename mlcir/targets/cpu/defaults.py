@@ -32,8 +32,8 @@ Rules (see docs/tuning.md, "Default schedules", for the measurements):
 - **Threads** (the target's ``-threads``, else the machine's): parallel only when the time
   the threads save on the kernel's estimated serial time (vectorized FMAs at the measured
   rate of a default register tile for reduction blocks, elements for the rest),
-  ``serial * (1 - 1/threads)``, exceeds five fork/joins (``PARALLEL_SAVING_MIN_NS``, 500 us:
-  one OpenMP region measured 100 us on this machine under load), so two threads are never
+  ``serial * (1 - 1/threads)``, exceeds five fork/joins (``PARALLEL_SAVING_MIN_NS``, 20 us:
+  one OpenMP region costs a few microseconds on quiet cores), so two threads are never
   slower than one. Then the cache tiles shrink until the outer loops have at least
   ``threads`` iterations.
 - **Loop order**: spatial tiles outside the reduction (so the init is per tile and epilogues
@@ -86,11 +86,11 @@ from mlcir.target import Target
 from .facts import CpuFacts, target_facts
 from .space import cpu_space
 
-# One OpenMP parallel region (fork and join) on this class of machine, measured under load
-# (2 vCPUs shared with other processes): a 32^3 matmul took 1 us serial, 103 us on 2 threads;
-# 64^3 17 against 107 us. A thread whose core comes late holds up the whole region, so the
-# threads must save several fork/joins (parallel_threads).
-FORK_JOIN_NS = 100_000.0
+# One OpenMP parallel region (fork and join) on this class of machine, measured on quiet
+# cores: a 64^3 matmul took 8.3 us serial and 8.3 us parallel on 2 threads, so a region costs
+# a few microseconds. (Under load a thread whose core comes late holds up the region: 100 us
+# was measured then.) The threads must save several fork/joins (parallel_threads).
+FORK_JOIN_NS = 4_000.0
 PARALLEL_SAVING_MIN_NS = 5 * FORK_JOIN_NS
 # Serial-time estimate: f32 FMAs per ns per vector lane of a default register tile (measured:
 # 2.4 for a 3x3 convolution at 56x56, 3.5 for a 512^3 matmul; 48 FMAs/ns with 16 lanes),
@@ -295,8 +295,8 @@ def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
 
 def parallel_threads(serial_ns: float, threads: int) -> int:
     """The threads a kernel estimated at ``serial_ns`` runs on: all ``threads`` when they save
-    more than :data:`PARALLEL_SAVING_MIN_NS` (``serial_ns * (1 - 1/threads) > 500 us``: 1 ms
-    of serial work on 2 threads, 0.67 ms on 4), else 1."""
+    more than :data:`PARALLEL_SAVING_MIN_NS` (``serial_ns * (1 - 1/threads) > 20 us``: 40 us
+    of serial work on 2 threads, 27 us on 4), else 1."""
     if threads > 1 and serial_ns * (1 - 1 / threads) > PARALLEL_SAVING_MIN_NS:
         return threads
     return 1
