@@ -154,14 +154,19 @@ class TaskTuner:
         return TaskRow(self.task.name, self.task.flops, self.task.weight, self.trials,
                        self.best_secs, self.done)
 
+    def prepare(self) -> None:
+        """Get the builder and runner ready for this task (once): on a Ray cluster, start
+        making its reference data on a node."""
+        if not self.prepared:
+            self.coordinator.prepare(self.workload, self.task.module)
+            self.prepared = True
+
     def round(self, count: int) -> int:
         """Build and run up to ``count`` new candidates; return how many were."""
         count = min(count, self.max_trials - self.trials)
         if count <= 0:
             return 0
-        if not self.prepared:
-            self.coordinator.prepare(self.workload, self.task.module)
-            self.prepared = True
+        self.prepare()
         candidates = self._default_first(count)
         if count > len(candidates):
             candidates += [c for c in self.strategy.generate(self.cx, count - len(candidates))
@@ -288,6 +293,13 @@ def _tune_tasks(tasks: list[Task], config: TuneConfig) -> tuple[TuningDatabase, 
         progress.done = sum(t.trials for t in tuners)
         progress.log(f"tuning {len(tasks)} task(s) for '{target}' in {work_dir} "
                      f"({progress.done} trials already in the database)")
+        # Every task is prepared before the first round, so that a cluster makes all reference
+        # data at once, on every node, instead of one node per task's first round while the
+        # others wait (bench/ray_tuning.py: 1.47x -> 1.6x with two nodes at 64 trials).
+        if config.max_trials_global - progress.done >= len(tuners):
+            for tuner in tuners:
+                if not tuner.done:
+                    tuner.prepare()
         while sum(t.trials for t in tuners) < config.max_trials_global:
             tuner = scheduler.pick(tuners)
             if tuner is None:
