@@ -94,3 +94,30 @@ def test_found_a_reorder_across_the_loop_an_init_is_computed_at_is_refused():
     with pytest.raises(ScheduleError, match="block 'conv_init' is computed at loop k of block "
                                             "'conv', inside the loops to reorder"):
         sch.reorder(kh, kw, f, n)
+
+
+def test_found_an_init_placed_inside_a_vector_tile_is_refused():
+    """Found by the fuzzer (seed 14, case 946): decompose_reduction at a loop inside a
+    vectorized tile, with the epilogue computed at an outer loop, gave wrong sums; the tile is
+    one vector operation, so the init has no place there. A second decompose_reduction of the
+    same block is refused too (TVM: the update block has no init left). Where the init goes
+    outside the vector tile, the result is right."""
+    import numpy as np
+
+    import mlcir
+    from mlcir.schedule import ScheduleError
+    from mlcir.testing import kernels
+
+    text, ref = kernels.matmul_bias_relu(9, 33, 12)
+    sch = mlcir.Schedule(text)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.vectorize(j)
+    sch.reverse_compute_at(sch.get_block("D"), i)
+    with pytest.raises(ScheduleError, match="loop k is inside the vectorized loop j"):
+        sch.decompose_reduction(sch.get_block("C"), k)
+    sch.decompose_reduction(sch.get_block("C"), j)  # the init right inside i, outside the tile
+    with pytest.raises(ScheduleError, match="the init of block 'C' .* is already placed"):
+        sch.decompose_reduction(sch.get_block("C"), i)
+    inputs = kernels.random_inputs(text, 0)
+    out = mlcir.build(sch.mod, target="llvm -opt-level=1").main(*inputs)
+    np.testing.assert_allclose(out, ref(*inputs), rtol=1e-5, atol=1e-5)

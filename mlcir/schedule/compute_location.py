@@ -36,7 +36,22 @@ def decompose_reduction(state: KernelState, block: Block, loop: Loop) -> Block:
                              "(a linalg.fill of its output)")
     if REDUCTION not in block.kinds:
         raise PrimitiveError("decompose_reduction", f"block '{block.name}' is not a reduction")
+    if init.attach is not None:
+        # TVM's rule: after a decomposition the update block has no init left. Moving the
+        # init a second time (back out of the nest) was not undone (fuzz_schedules --seed 14
+        # --case 946 computed wrong sums).
+        raise PrimitiveError("decompose_reduction", f"the init of block '{block.name}' "
+                             f"('{init.name}') is already placed inside its nest")
     pos = chain.index(loop.id)
+    vectorized = next((lid for lid in chain[:pos]
+                       if state.loops[lid].annotations.get("vectorize")), None)
+    if vectorized is not None:
+        # The tile of a vectorized loop is one vector operation: there is no place inside it
+        # for the init (placed there anyway, with a consumer computed at an outer loop, the
+        # sums came out wrong: fuzz_schedules --seed 14 --case 946).
+        raise PrimitiveError("decompose_reduction", f"loop {state.loop_name(loop)} is inside "
+                             f"the vectorized loop {state.loop_name(state.loops[vectorized])}: "
+                             "its tile is one vector operation, with no place for the init")
     if pos > 0:
         above = state.loops[chain[pos - 1]]
         if above.block != block.name:
