@@ -1,6 +1,6 @@
 """Benchmark (issue 17): tuning throughput on a local Ray cluster of one and of two nodes.
 
-    python bench/ray_tuning.py [--trials 64] [--per-round 16] [--nodes 1,2] [--repeat 1] [--cold]
+    python bench/ray_tuning.py [--trials 128] [--per-round 16] [--nodes 1,2] [--repeat 1] [--cold]
 
 Tunes the MNIST CNN (``llvm -threads=1``, evolutionary search, XGBoost) on a cluster of N
 one-CPU nodes with this machine's fingerprint, for each N (``--repeat`` times, interleaved: 1,
@@ -140,7 +140,7 @@ def tune_on(nodes: int, trials: int, per_round: int, cold: bool) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=64)
+    parser.add_argument("--trials", type=int, default=128)
     parser.add_argument("--per-round", type=int, default=16)
     parser.add_argument("--nodes", default="1,2", help="cluster sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each size, interleaved")
