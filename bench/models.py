@@ -27,7 +27,10 @@ builds of the same code differ by up to 25% on this clock), so only the others c
 times a plain 1024^3 f32 matmul untuned against numpy's ``a @ b`` (OpenBLAS with the same
 threads, its best kernel: the OpenBLAS overrides are removed before numpy loads).
 
-Every mlcir output is checked against onnxruntime (numpy) first. Run it alone: other processes
+Each row also gives the GFLOPS of the untuned compiled code (the model's kernels' operations,
+:func:`mlcir.tune.tasks.flops`, per second) and its share of the machine's peak on as many
+threads (bench/peak.py, measured once). Every mlcir output is checked against onnxruntime
+(numpy) first. Run it alone: other processes
 distort the timings.
 """
 
@@ -54,6 +57,8 @@ from mlcir.frontend import from_onnx  # noqa: E402
 from mlcir.testing import blas, timing  # noqa: E402
 from mlcir.testing import onnx_models as om  # noqa: E402
 from mlcir.tune.tasks import extract_tasks  # noqa: E402
+
+import peak  # noqa: E402
 
 Model = Callable[[], "tuple[Any, dict[str, np.ndarray]]"]
 
@@ -121,7 +126,7 @@ def bench_model(name: str, threads: int, trials: int) -> dict:
         calls[f"{label}_main"] = lambda ex=ex: ex.main(**inputs)
         calls[f"{label}_prepared"] = prepared
     seconds = timing.interleaved(calls, threads=threads)
-    return {"model": name, "threads": threads, "compile_s": compile_s,
+    return {"model": name, "threads": threads, "compile_s": compile_s, "flops": model_flops(model),
             "naive_compile_s": naive_compile_s, "tune_s": tune_s,
             **{f"{key}_us": value * 1e6 for key, value in seconds.items()}}
 
@@ -139,6 +144,12 @@ def bench_matmul(threads: int) -> dict:
                                  threads=threads)
     return {"threads": threads, "compile_s": compile_s,
             **{f"{key}_us": value * 1e6 for key, value in seconds.items()}}
+
+
+def model_flops(model: Any) -> float:
+    """Operations of one inference: each kernel's (2 per multiply-add of a reduction, 1 per
+    element else, :func:`mlcir.tune.tasks.flops`) times the calls of it."""
+    return sum(task.flops * task.weight for task in extract_tasks(from_onnx(model)))
 
 
 def parallel_kernels(model: Any, threads: int) -> list[str]:
@@ -163,14 +174,15 @@ def compare_threads(name: str) -> dict:
 
 
 HEADER = (f"{'':<13}{'':>3} {'compile s':>11} | {'as called: ex.main vs session.run (us)':<47} | "
-          f"{'compiled code (us)':<27}\n"
+          f"{'compiled code (us)':<27} | {'untuned':<12}\n"
           f"{'model':<13}{'thr':>3} {'dflt':>5} {'none':>5} | "
           f"{'ort':>8} {'untuned':>8} {'naive':>8} {'tuned':>8} {'ort/unt':>7} {'ort/tun':>7} | "
-          f"{'ort iob':>8} {'untuned':>8} {'ort/unt':>7}")
+          f"{'ort iob':>8} {'untuned':>8} {'ort/unt':>7} | {'GFLOPS':>6} {'%peak':>5}")
 
 
 def row(r: dict) -> str:
     tuned = r.get("tuned_main_us")
+    gflops = r["flops"] / r["untuned_prepared_us"] / 1e3
     return (f"{r['model']:<13}{r['threads']:>3} {r['compile_s']:>5.2f} "
             f"{r['naive_compile_s']:>5.2f} | {r['ort_run_us']:>8.1f} "
             f"{r['untuned_main_us']:>8.1f} {r['naive_main_us']:>8.1f} "
@@ -178,7 +190,8 @@ def row(r: dict) -> str:
             + f"{r['ort_run_us'] / r['untuned_main_us']:>6.2f}x "
             + (f"{r['ort_run_us'] / tuned:>6.2f}x" if tuned else f"{'-':>7}")
             + f" | {r['ort_bound_us']:>8.1f} {r['untuned_prepared_us']:>8.1f} "
-              f"{r['ort_bound_us'] / r['untuned_prepared_us']:>6.2f}x")
+              f"{r['ort_bound_us'] / r['untuned_prepared_us']:>6.2f}x"
+            + f" | {gflops:>6.1f} {100 * gflops / peak.peak_gflops(r['threads']):>4.0f}%")
 
 
 def summary(results: list[dict]) -> list[str]:
@@ -212,7 +225,8 @@ def threads_summary(comparisons: list[dict]) -> list[str]:
 
 FOOTER = ("ratios: onnxruntime latency / mlcir latency (above 1: mlcir is faster). untuned: "
           "default schedules; naive: schedule=\"none\"; compile s: import + compile with "
-          "default schedules (dflt) and without (none).")
+          "default schedules (dflt) and without (none); GFLOPS: of the untuned compiled code, "
+          "%peak: against bench/peak.py's FMA loop on as many threads.")
 
 
 def main() -> None:
