@@ -298,8 +298,14 @@ def decompose_reduction(sch, rng: random.Random) -> bool:
     loops = _own_loops(sch, rv) if rv is not None else []
     if not loops:
         return False
-    # Legal where every loop above is spatial: the init then runs once per output tile.
-    likely = loops[:len(_spatial_prefix(sch, loops)) + 1]
+    # Legal where every loop above is spatial (the init then runs once per output tile) and
+    # none of them vectorized, once per block (the init is then placed).
+    placed = any(b.attach is not None and b.attach.target == block.name
+                 and b.op_name == "linalg.fill" for b in sch.state.blocks.values())
+    prefix = loops[:len(_spatial_prefix(sch, loops)) + 1]
+    likely = [] if placed else [
+        rv for i, rv in enumerate(prefix)
+        if not any(sch.get(above).annotations.get("vectorize") for above in prefix[:i])]
     sch.decompose_reduction(rv, _mostly(rng, likely, loops))
     return True
 
