@@ -344,6 +344,25 @@ def cache_write(sch, rng: random.Random) -> bool:
     return True
 
 
+def rfactor(sch, rng: random.Random) -> bool:
+    # rfactor factors a block with one reduction dimension over one level of its perfect
+    # split (split_reduction reshapes the dimension exactly): split it first where it is not.
+    block, rv = _pick_block(sch, rng, lambda b: b.kinds.count("reduction") == 1
+                            and not b.origin and b.op_name != "linalg.fill")
+    if rv is None:
+        return False
+    levels = [lv for lv in _own_loops(sch, rv) if sch.get(lv).kind == "reduction"]
+    if len(levels) == 1:
+        extent = sch.get(levels[0]).extent
+        divisors = [d for d in range(2, extent) if extent % d == 0]
+        if not divisors:
+            raise NothingLikely
+        levels = sch.split(levels[0], [None, rng.choice(divisors)])
+    rank = len([d for d in block.output_map if d is not None])
+    sch.rfactor(rng.choice(levels), factor_axis=rng.randint(0, rank))
+    return True
+
+
 @dataclass(frozen=True)
 class Primitive:
     name: str
@@ -366,6 +385,7 @@ PRIMITIVES: list[Primitive] = [
     Primitive("decompose_reduction", 1, decompose_reduction),
     Primitive("cache_read", 1, cache_read),
     Primitive("cache_write", 1, cache_write),
+    Primitive("rfactor", 1, rfactor),
 ]
 
 
