@@ -37,6 +37,7 @@ distort the timings.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import shutil
@@ -126,7 +127,7 @@ def bench_model(name: str, threads: int, trials: int) -> dict:
         calls[f"{label}_main"] = lambda ex=ex: ex.main(**inputs)
         calls[f"{label}_prepared"] = prepared
     seconds = timing.interleaved(calls, threads=threads)
-    return {"model": name, "threads": threads, "compile_s": compile_s, "flops": model_flops(model),
+    return {"model": name, "threads": threads, "compile_s": compile_s, "flops": model_flops(name),
             "naive_compile_s": naive_compile_s, "tune_s": tune_s,
             **{f"{key}_us": value * 1e6 for key, value in seconds.items()}}
 
@@ -146,17 +147,23 @@ def bench_matmul(threads: int) -> dict:
             **{f"{key}_us": value * 1e6 for key, value in seconds.items()}}
 
 
-def model_flops(model: Any) -> float:
+@functools.cache
+def model_tasks(name: str) -> list[Any]:
+    """The kernels of model ``name`` (imported and extracted once per process)."""
+    return extract_tasks(from_onnx(MODELS[name]()[0]))
+
+
+def model_flops(name: str) -> float:
     """Operations of one inference: each kernel's (2 per multiply-add of a reduction, 1 per
     element else, :func:`mlcir.tune.tasks.flops`) times the calls of it."""
-    return sum(task.flops * task.weight for task in extract_tasks(from_onnx(model)))
+    return sum(task.flops * task.weight for task in model_tasks(name))
 
 
-def parallel_kernels(model: Any, threads: int) -> list[str]:
+def parallel_kernels(name: str, threads: int) -> list[str]:
     """The kernels whose default schedule at ``threads`` has a parallel loop: with none, the
     build is the 1-thread build (the same code), so it cannot be slower."""
     target = f"llvm -threads={threads}"
-    return [task.name for task in extract_tasks(from_onnx(model))
+    return [task.name for task in model_tasks(name)
             if any(inst.kind.name == "parallel"
                    for inst in mlcir.tune.default_schedule(task.module, target).trace.insts)]
 
@@ -170,7 +177,7 @@ def compare_threads(name: str) -> dict:
     calls = {f"t{t}": (lambda ex=ex: ex.main(**inputs)) for t, ex in executables.items()}
     seconds = timing.interleaved(calls, rounds=9, budget_s=0.05, threads=2)
     return {"model": name, "t1_us": seconds["t1"] * 1e6, "t2_us": seconds["t2"] * 1e6,
-            "parallel": parallel_kernels(model, 2)}
+            "parallel": parallel_kernels(name, 2)}
 
 
 HEADER = (f"{'':<13}{'':>3} {'compile s':>11} | {'as called: ex.main vs session.run (us)':<47} | "

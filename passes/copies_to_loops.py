@@ -22,9 +22,7 @@ from .registry import ModulePass, register_pass
 def _contiguous(t: ir.Type) -> bool:
     """Whether a memref of this type is one contiguous run of elements (identity layout)."""
     memref = ir.MemRefType(t)
-    layout = memref.layout
-    return (isinstance(layout, ir.AffineMapAttr)
-            and layout.value == ir.AffineMap.get_identity(memref.rank))
+    return memref.affine_map == ir.AffineMap.get_identity(memref.rank)
 
 
 def _one_row(t: ir.Type) -> bool:

@@ -30,7 +30,7 @@ def decompose_reduction(state: KernelState, block: Block, loop: Loop) -> Block:
     if loop.id not in chain:
         raise PrimitiveError("decompose_reduction", f"loop {state.loop_name(loop)} does not "
                              f"enclose block '{block.name}'")
-    init = _init_block(state, block)
+    init = init_fill(state, block)
     if init is None:
         raise PrimitiveError("decompose_reduction", f"block '{block.name}' has no init block "
                              "(a linalg.fill of its output)")
@@ -138,13 +138,10 @@ def _check_uncached(state: KernelState, blocks: list[Block], prim: str) -> None:
                                  "(cache_read/cache_write); inline before caching")
 
 
-def _init_block(state: KernelState, block: Block) -> Block | None:
-    for operand in block.operands:
-        if operand.is_init and operand.producer is not None:
-            producer = state.blocks[(block.func, operand.producer)]
-            if producer.op_name == "linalg.fill":
-                return producer
-    return None
+def init_fill(state: KernelState, block: Block) -> Block | None:
+    """The fill that initialises reduction ``block`` (what decompose_reduction places)."""
+    init = state.init_producer(block)
+    return init if init is not None and init.op_name == "linalg.fill" else None
 
 
 def _check_inline(block: Block, prim: str) -> None:

@@ -33,7 +33,7 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
     if problem:
         raise PrimitiveError(KIND, problem)
     involved = [producer] + [c for c, _ in state.consumers(producer)]
-    init = _init_block(state, producer)
+    init = state.init_producer(producer)
     for b in involved + ([init] if init else []):
         if b.origin or b.attach is not None or any(
                 x.attach is not None and x.attach.target == b.name and not x.inlined
@@ -86,13 +86,6 @@ def _producer(state: KernelState, block: Block, buffer: Any) -> Block:
         raise PrimitiveError(KIND, f"input #{index} of block '{block.name}' is not written by "
                              "a block (a function argument's layout is the signature)")
     return state.blocks[(block.func, name)]
-
-
-def _init_block(state: KernelState, block: Block) -> Block | None:
-    for op in block.operands:
-        if op.is_init and op.producer is not None:
-            return state.blocks.get((block.func, op.producer))
-    return None
 
 
 def _scheduled(state: KernelState, b: Block) -> bool:

@@ -154,6 +154,14 @@ class KernelState:
         kinds = {block.kinds[d] for d, _ in loop.parts}
         return REDUCTION if REDUCTION in kinds else SPATIAL
 
+    def init_producer(self, block: Block) -> Block | None:
+        """The block that writes ``block``'s destination before it (its init: a fill, or an
+        earlier block accumulating into the same tensor), if any."""
+        for operand in block.operands:
+            if operand.is_init and operand.producer is not None:
+                return self.blocks.get((block.func, operand.producer))
+        return None
+
     def consumers(self, block: Block) -> list[tuple[Block, int]]:
         """The live blocks that read ``block``'s result, with the operand that reads it."""
         out = []

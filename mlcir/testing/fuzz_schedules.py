@@ -294,14 +294,16 @@ def reverse_compute_inline(sch, rng: random.Random) -> bool:
 
 
 def decompose_reduction(sch, rng: random.Random) -> bool:
+    from mlcir.schedule.compute_location import init_fill
+
     block, rv = _pick_block(sch, rng, lambda b: "reduction" in b.kinds and not b.origin)
     loops = _own_loops(sch, rv) if rv is not None else []
     if not loops:
         return False
     # Legal where every loop above is spatial (the init then runs once per output tile) and
     # none of them vectorized, once per block (the init is then placed).
-    placed = any(b.attach is not None and b.attach.target == block.name
-                 and b.op_name == "linalg.fill" for b in sch.state.blocks.values())
+    init = init_fill(sch.state, block)
+    placed = init is not None and init.attach is not None
     prefix = loops[:len(_spatial_prefix(sch, loops)) + 1]
     likely = [] if placed else [
         rv for i, rv in enumerate(prefix)

@@ -295,7 +295,7 @@ def _tune_tasks(tasks: list[Task], config: TuneConfig) -> tuple[TuningDatabase, 
                      f"({progress.done} trials already in the database)")
         # Every task is prepared before the first round, so that a cluster makes all reference
         # data at once, on every node, instead of one node per task's first round while the
-        # others wait (bench/ray_tuning.py: 1.47x -> 1.6x with two nodes at 64 trials).
+        # others wait (docs/tuning.md, the Ray throughput figures).
         if config.max_trials_global - progress.done >= len(tuners):
             for tuner in tuners:
                 if not tuner.done:
