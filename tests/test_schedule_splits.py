@@ -192,3 +192,35 @@ def test_reordered_levels_of_a_split_that_does_not_divide(mbr):
     with pytest.raises(ScheduleError, match=r"split levels k_0, k_1 .* a split that does not "
                                             r"divide \(extent 23, factors \[6, 4\]\) is padded"):
         sch.reorder(k1, k0)
+
+
+def test_a_fused_loop_splits_where_its_inner_factors_tile_its_last_part(mbr):
+    """TVM splits a fused loop; a split whose inner factors tile the fused loop's innermost
+    part is the same loops as splitting that part first, which tiling expresses."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    i, j = sch.get_loops(sch.get_block("D"))
+    fused = sch.fuse(i, j)
+    outer, inner = sch.split(fused, [None, 10])
+    assert [sch.get(outer).extent, sch.get(inner).extent] == [17 * 30 // 10, 10]
+    sch.parallel(outer)
+    sch.vectorize(inner)
+    assert _run(sch, text, ref) < 1e-5
+    sch = mlcir.Schedule(text)
+    i, j = sch.get_loops(sch.get_block("D"))
+    with pytest.raises(ScheduleError, match=r"split .*loop i_j_fused is a fused loop: its inner "
+                                            r"factors \[7\] must tile its innermost part "
+                                            r"\(extent 30\)"):
+        sch.split(sch.fuse(i, j), [None, 7])
+
+
+def test_reordered_levels_of_an_init_fill(mbr):
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    init = sch.get_block("C_init")
+    i, _ = sch.get_loops(init)
+    i0, i1 = sch.split(i, [None, 4])
+    sch.reorder(i1, i0)
+    assert _run(sch, text, ref) < 1e-5
+    with pytest.raises(ScheduleError, match="had its split levels reordered, which reshapes it"):
+        sch.decompose_reduction(sch.get_block("C"), sch.get_loops(sch.get_block("C"))[1])

@@ -19,16 +19,17 @@ def cache_read(state: KernelState, block: Block, read_buffer_index: int,
         raise PrimitiveError("cache_read", f"block '{block.name}' has {len(inputs)} inputs, no "
                              f"input #{read_buffer_index}")
     producer = block.operands[inputs[read_buffer_index]].producer
-    if block.attach is not None and block.attach.kind == "reverse_compute_at" \
-            and block.attach.target == producer:
-        # The nest is re-rooted at `block` through the operand that reads `producer`: a cache
-        # between them would leave the materializer no operand to follow (reverse_compute_at
-        # refuses a cached input for the same reason).
-        raise PrimitiveError("cache_read", f"block '{block.name}' is computed at block "
-                             f"'{producer}' (reverse_compute_at) through input "
-                             f"#{read_buffer_index}, which therefore cannot be cached")
-    return _cache(state, block, "cache_read", inputs[read_buffer_index], read_buffer_index,
-                  storage_scope)
+    stage = _cache(state, block, "cache_read", inputs[read_buffer_index], read_buffer_index,
+                   storage_scope)
+    computed_inside = state.blocks.get((block.func, producer)) if producer else None
+    if computed_inside is not None and computed_inside.attach is not None \
+            and computed_inside.attach.kind == "compute_at" \
+            and computed_inside.attach.target == block.name:
+        # As TVM places a cache stage right after the block that writes the buffer: the
+        # producer is computed at a loop of `block`, so its result exists only there.
+        from .compute_location import compute_at
+        compute_at(state, stage, state.loops[computed_inside.attach.loop])
+    return stage
 
 
 def cache_write(state: KernelState, block: Block, write_buffer_index: int,
@@ -38,14 +39,6 @@ def cache_write(state: KernelState, block: Block, write_buffer_index: int,
     outputs = [i for i, op in enumerate(block.operands) if op.is_init]
     if not 0 <= write_buffer_index < len(outputs):
         raise PrimitiveError("cache_write", f"block '{block.name}' has {len(outputs)} outputs")
-    init = block.operands[outputs[write_buffer_index]].producer
-    if init is not None and any(b.name == init and b.attach is not None
-                                and b.attach.target == block.name for b in state.blocks.values()):
-        # Upstream promotes the output operand of the tiled op, which then no longer reads
-        # the fused init: fusion finds no producer (compute_at refuses the other order).
-        raise PrimitiveError("cache_write", f"'{init}' initialises '{block.name}' inside its "
-                             "loops (compute_at/decompose_reduction): its output cannot also "
-                             "be cached")
     return _cache(state, block, "cache_write", outputs[write_buffer_index], write_buffer_index,
                   storage_scope)
 

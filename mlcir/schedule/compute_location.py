@@ -8,6 +8,7 @@ from mlir import ir
 
 from .errors import PrimitiveError
 from .inline import check_inlinable
+from .move import move_after
 from .state import REDUCTION, SPATIAL, Attach, Block, KernelState, Loop, inner_extent
 
 
@@ -31,12 +32,19 @@ def decompose_reduction(state: KernelState, block: Block, loop: Loop) -> Block:
         raise PrimitiveError("decompose_reduction", f"loop {state.loop_name(loop)} does not "
                              f"enclose block '{block.name}'")
     init = init_fill(state, block)
+    reshaped = state.init_producer(block)
+    if init is None and reshaped is not None and state.expanded(reshaped):
+        raise PrimitiveError("decompose_reduction", f"the init of block '{block.name}' "
+                             f"('{reshaped.name}') had its split levels reordered, which "
+                             "reshapes it: nothing fuses through the reshape into the nest "
+                             "(decompose first, then reorder)")
     if init is None:
         raise PrimitiveError("decompose_reduction", f"block '{block.name}' has no init block "
                              "(a linalg.fill of its output)")
     if REDUCTION not in block.kinds:
         raise PrimitiveError("decompose_reduction", f"block '{block.name}' is not a reduction")
-    if init.attach is not None:
+    moved_along = block.attach is not None and init.attach == block.attach
+    if init.attach is not None and not moved_along:
         # TVM's rule: after a decomposition the update block has no init left. Moving the
         # init a second time (back out of the nest) was not undone (fuzz_schedules --seed 14
         # --case 946 computed wrong sums).
@@ -69,14 +77,33 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
     if any(c.operands[i].is_init for c, i in consumers):
         raise PrimitiveError("compute_inline", f"block '{block.name}' initialises a consumer's "
                              "output; decompose_reduction places it instead")
-    inside = [b.name for lid in block.order for b in state.attached_at(lid, block.func)]
-    if inside:
-        raise PrimitiveError("compute_inline", f"block '{inside[0]}' is computed at a loop of "
-                             f"block '{block.name}', whose loops disappear")
-    _check_uncached(state, [block] + [c for c, _ in consumers], "compute_inline")
+    inside = [b for lid in block.order for b in state.attached_at(lid, block.func)]
+    own_stages = [x for x in state.blocks.values()
+                  if x.origin.get("source") == block.name and not x.inlined]
+    if own_stages and (len(consumers) != 1 or any(
+            x.origin["kind"] != "cache_read" or x.attach is not None for x in own_stages)):
+        # A copy of the block's input read at the root moves to its one consumer, which reads
+        # that input once the block is inlined; other stages have no place left.
+        _check_uncached(state, [block], "compute_inline")
     _check_not_expanded(state, [block] + [c for c, _ in consumers], "compute_inline")
+    for other in inside:
+        _take_over_loops(state, block, other)
+    before = {c.name: list(c.operands) for c, _ in consumers}
+    moved = {id(block.operands[x.origin["operand"]]): x for x in own_stages}
     # The consumers' loops stay as they are; the block's own loops disappear with it.
     _inline(state, original, block, consumers, "compute_inline")
+    for stage in state.blocks.values():
+        # The fused op's operands are renumbered (inputs kept, the block's inputs, outputs):
+        # the consumers' cache stages follow theirs.
+        if stage.origin.get("kind") and stage.origin.get("source") in before:
+            consumer = state.blocks[(stage.func, stage.origin["source"])]
+            operand = before[consumer.name][stage.origin["operand"]]
+            stage.origin["operand"] = next(i for i, op in enumerate(consumer.operands)
+                                           if op is operand)
+    for i, operand in enumerate(consumers[0][0].operands if moved else []):
+        if id(operand) in moved:
+            stage = moved[id(operand)]
+            stage.origin.update(source=consumers[0][0].name, operand=i)
 
 
 def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block) -> None:
@@ -118,6 +145,28 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
                              "or walks its data in another order): inline before scheduling")
     _inline(state, original, producer, [(block, 0)], prim, into_producer=block,
             keep_loops=keep)
+
+
+def _take_over_loops(state: KernelState, block: Block, other: Block) -> None:
+    """As TVM removes an inlined block but not its loops: ``other``, computed at a loop of
+    ``block``, keeps the loops down to that one as the outer levels of its own dims."""
+    why = f"block '{other.name}' is computed at a loop of block '{block.name}', whose loops "
+    if block.attach is not None or other.origin.get("kind"):
+        raise PrimitiveError("compute_inline", why + "disappear (it is computed at another "
+                             "block, or the other block is a cache stage)")
+    chain = block.order[:block.order.index(other.attach.loop) + 1]
+    by_target = {t: d for d, t in other.region.items()}
+    parts = [[(by_target.get(d), e) for d, e in state.loops[lid].parts] for lid in chain]
+    if any(d is None for loop_parts in parts for d, _ in loop_parts):
+        raise PrimitiveError("compute_inline", why + f"disappear: one walks data '{other.name}' "
+                             "does not index")
+    moved = [state.new_loop(other, loop_parts) for loop_parts in parts]
+    for loop in reversed(moved):
+        for d, _ in loop.parts:
+            other.levels[d].insert(0, loop.id)
+    other.order = [loop.id for loop in moved] + other.order
+    other.attach = None
+    other.region = {}
 
 
 def _check_not_expanded(state: KernelState, blocks: list[Block], prim: str) -> None:
@@ -232,8 +281,12 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
         raise PrimitiveError(prim, f"loop {state.loop_name(loop)} does not enclose block "
                              f"'{target.name}'")
     outer = chain[:chain.index(loop.id) + 1]
-    if any(state.loops[i].block != target.name for i in outer):
+    if loop.block != target.name:
         raise PrimitiveError(prim, "the loop must belong to the target block's own nest")
+    if any(state.loops[i].block == b.name for i in outer):
+        # The target is itself computed at a loop of `b` (its cache stage, say).
+        raise PrimitiveError(prim, f"block '{target.name}' is computed inside the nest of "
+                             f"block '{b.name}', which cannot be computed in its own nest")
     if prim == "compute_at":
         reads = [i for i, op in enumerate(target.operands) if op.producer == b.name]
         if not reads:
@@ -246,28 +299,31 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                                  f"{', '.join(repr(o) for o in others)}: every consumer must be "
                                  "under the target loop")
         is_init = any(target.operands[i].is_init for i in reads)
+        _below_copied_producer(state, b, target, loop, prim)
         if b.origin.get("kind") == "cache_read" and None in target.operands[reads[0]].map_results:
             # A copy of an operand read through a window (``oh + kh``): the tiled op's operand
             # is promoted, whatever region the tile reads; its own loops are never tiled.
             b.attach = Attach(prim, target.name, loop.id)
             return
         mapping = _dim_correspondence(b, target, reads[0], prim)
-        if is_init and any(x.origin.get("kind") == "cache_write"
-                           and x.origin.get("source") == target.name
-                           for x in state.blocks.values()):
-            raise PrimitiveError(prim, f"'{b.name}' initialises '{target.name}', whose output "
-                                 "is cached (cache_write): it cannot also be computed inside")
         if is_init:
             _spatial_above(state, outer, prim, f"'{b.name}' initialises '{target.name}'")
-        if any(k == REDUCTION for k in b.kinds):
-            # Fusing a reduction whose init is computed outside gave uninitialised sums
-            # (fuzz_schedules --seed 13 --case 1864).
-            raise PrimitiveError(prim, f"block '{b.name}' is a reduction; only elementwise, "
-                                 "copy and fill producers can be computed at a loop")
+        init = _moving_init(state, b, prim) if REDUCTION in b.kinds else None
         # The producer covers the region one iteration of `loop` reads.
         _fresh_nest(state, b)
         for p_dim, t_dim in mapping.items():
             _reset_dim(state, b, p_dim, t_dim, inner_extent(state, target, t_dim, loop.id)[0])
+        if init is not None:
+            # As a TensorIR reduction block carries its init: the fill moves with it, so a
+            # tile the loop computes again (a loop over data the reduction does not index)
+            # starts from the init again instead of adding to its earlier sums
+            # (fuzz_schedules --seed 13 --case 1864, with the init left outside).
+            _fresh_nest(state, init)
+            for r, p_dim in enumerate(b.output_map):
+                t_dim = mapping[p_dim]
+                _reset_dim(state, init, r, t_dim,
+                           inner_extent(state, target, t_dim, loop.id)[0])
+            init.attach = Attach(prim, target.name, loop.id)
     else:
         reads = [i for i, op in enumerate(b.operands) if op.producer == target.name
                  and not op.is_init]
@@ -281,13 +337,9 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
         others = [] if b.origin.get("kind") == "cache_write" else \
             sorted({c.name for c, _ in state.consumers(target) if c is not b})
         order = [blk.name for blk in state.blocks.values() if blk.func == b.func]
-        before = [o for o in others if order.index(o) < order.index(b.name)]
-        if before:
-            # The nest moves to where the consumer is; a block reading the producer before
-            # that point would need its result earlier.
-            raise PrimitiveError(prim, f"block '{target.name}' is also read by "
-                                 f"{', '.join(repr(o) for o in before)}, which comes before "
-                                 f"'{b.name}': the producer would be computed after it")
+        # The nest moves to where the consumer is, which a block reading the producer may
+        # come before: the consumer then moves up first, right after the producer.
+        move_up = any(order.index(o) < order.index(b.name) for o in others)
         for lid in outer:
             for d, _ in state.loops[lid].parts:
                 if d not in mapping:
@@ -303,10 +355,47 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                                          f"reduction dimension of '{b.name}': MLIR yields "
                                          "the tiles of a producer with other consumers only out "
                                          "of loops without reductions")
+        if move_up:
+            move_after(state, b, target, prim)
         _fresh_nest(state, b)
         for t_dim, c_dim in mapping.items():
             _reset_dim(state, b, c_dim, t_dim, inner_extent(state, target, t_dim, loop.id)[0])
     b.attach = Attach(prim, target.name, loop.id)
+
+
+def _below_copied_producer(state: KernelState, b: Block, target: Block, loop: Loop,
+                           prim: str) -> None:
+    """A cache_read stage copies what its producer computes: where the producer is computed
+    at a loop of the same block, the copy goes at or inside that loop."""
+    source = b.operands[0].producer if b.origin.get("kind") == "cache_read" else None
+    producer = state.blocks.get((b.func, source)) if source else None
+    if producer is None or producer.attach is None or producer.attach.target != target.name:
+        return
+    chain = state.enclosing(target)
+    if producer.attach.loop in chain and chain.index(loop.id) < chain.index(producer.attach.loop):
+        where = state.loop_name(state.loops[producer.attach.loop])
+        raise PrimitiveError(prim, f"block '{source}', which '{b.name}' copies, is computed at "
+                             f"loop {where} of '{target.name}': the copy goes at or inside it")
+
+
+def _moving_init(state: KernelState, b: Block, prim: str) -> Block | None:
+    """The init of reduction ``b`` that moves with it when it is computed at a loop (None when
+    it is already placed inside ``b``'s nest by decompose_reduction)."""
+    init = state.init_producer(b)
+    if init is None:
+        raise PrimitiveError(prim, f"reduction '{b.name}' accumulates into data it does not "
+                             "initialise: a tile computed again would add to its earlier sums")
+    if init.attach is not None and init.attach.target == b.name:
+        return None
+    if init.op_name != "linalg.fill" or init.attach is not None \
+            or state.consumers(init) != [(b, _init_operand(b))]:
+        raise PrimitiveError(prim, f"the init of reduction '{b.name}' ('{init.name}') is not a "
+                             "fill of its own, placed at the root: it cannot move with it")
+    return init
+
+
+def _init_operand(b: Block) -> int:
+    return next(i for i, op in enumerate(b.operands) if op.is_init)
 
 
 def _spatial_above(state: KernelState, outer: list[int], prim: str, why: str) -> None:

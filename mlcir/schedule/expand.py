@@ -54,6 +54,11 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
     with ir.InsertionPoint(op), op.location:
         for value, amap in zip(op.operands, maps):
             operand_type = value.type
+            if not isinstance(operand_type, ir.RankedTensorType):  # a fill's scalar
+                operands.append(value)
+                new_maps.append(ir.AffineMap.get(total, 0, []))
+                collapse.append(None)
+                continue
             shape = ir.RankedTensorType(value.type).shape
             results: list[ir.AffineExpr] = []
             groups: list[list[int]] = []
@@ -80,9 +85,11 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
                             if len(expanded) != len(shape) else None)
         iterators = list(ir.ArrayAttr(op.attributes["iterator_types"]))
         kind = iterators[dim]
-        generic = linalg.GenericOp_(operands[:n_inputs], operands[n_inputs:], new_maps,
-                                    ir.ArrayAttr.get(iterators + [kind] * (len(extents) - 1)))
-        new_body = generic.regions[0].blocks[0]
+        outputs = operands[n_inputs:]
+        generic = linalg.GenericOp([o.type for o in outputs], operands[:n_inputs], outputs,
+                                   new_maps,
+                                   ir.ArrayAttr.get(iterators + [kind] * (len(extents) - 1)))
+        new_body = generic.regions[0].blocks.append(*[_element_type(v) for v in operands])
         mapping = dict(zip(body.arguments, new_body.arguments))
         yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
         with ir.InsertionPoint(new_body):
@@ -102,6 +109,12 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
     name = ir.StringAttr(op.attributes[BLOCK_ATTR])
     op.erase()
     tag_block(generic.operation, name)
+
+
+def _element_type(value: ir.Value) -> ir.Type:
+    """The type of the op's body argument for ``value`` (a tensor's element, or a scalar)."""
+    return ir.RankedTensorType(value.type).element_type \
+        if isinstance(value.type, ir.RankedTensorType) else value.type
 
 
 def _pad(value: ir.Value, position: int, size: int) -> ir.Value:

@@ -55,9 +55,6 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     sampled tile size of the ``i``-th new loop."""
     block = own_loop(state, loop, "split")
     name = state.loop_name(loop)
-    if len(loop.parts) != 1:
-        raise PrimitiveError("split", f"loop {name} is a fused loop; split the loops before "
-                             "fusing them")
     if loop.extent < 0:
         raise PrimitiveError("split", f"loop {name} has a dynamic extent")
     if len(factors) < 1:
@@ -79,6 +76,8 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     elif known < loop.extent:
         raise PrimitiveError("split", f"factors {values} of loop {name} (extent {loop.extent}) "
                              f"multiply to {known}, less than {loop.extent}")
+    if len(loop.parts) != 1:
+        return _split_fused(state, block, loop, [int(v) for v in values], knobs)
     dim = loop.parts[0][0]
     new_loops = [state.new_loop(block, [(dim, int(v))]) for v in values]
     for new_loop, knob in zip(new_loops, knobs):
@@ -90,6 +89,36 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     levels = block.levels[dim]
     at = levels.index(loop.id)
     block.levels[dim] = levels[:at] + ids + levels[at + 1:]
+    at = block.order.index(loop.id)
+    block.order[at:at + 1] = ids
+    move_attached(state, block, loop.id, ids[-1])
+    del state.loops[loop.id]
+    return ids
+
+
+def _split_fused(state: KernelState, block: Block, loop: Loop, values: list[int],
+                 knobs: Sequence[TileKnob | None]) -> list[int]:
+    """Split a fused loop whose inner factors tile its innermost part: the same loops as
+    splitting that part first and fusing its outer level with the other parts (a split that
+    cuts across parts would index through a division of the fused index, which tiling cannot
+    express)."""
+    name = state.loop_name(loop)
+    dim, last = loop.parts[-1]
+    inner = math.prod(values[1:])
+    if last % inner or values[0] * inner != loop.extent:
+        raise PrimitiveError("split", f"loop {name} is a fused loop: its inner factors "
+                             f"{values[1:]} must tile its innermost part (extent {last}) and "
+                             f"the outer factor be the rest ({loop.extent // max(inner, 1)}); "
+                             "split the loops before fusing them otherwise")
+    outer = state.new_loop(block, loop.parts[:-1] + [(dim, last // inner)])
+    new_loops = [outer] + [state.new_loop(block, [(dim, v)]) for v in values[1:]]
+    for new_loop, knob in zip(new_loops, knobs):
+        new_loop.knob = knob if len(new_loop.parts) == 1 else None
+    ids = [new_loop.id for new_loop in new_loops]
+    for d, _ in loop.parts:
+        levels = block.levels[d]
+        at = levels.index(loop.id)
+        levels[at:at + 1] = ids if d == dim else [outer.id]
     at = block.order.index(loop.id)
     block.order[at:at + 1] = ids
     move_attached(state, block, loop.id, ids[-1])
@@ -180,7 +209,7 @@ def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
     related = [b.name for b in state.blocks.values() if not b.inlined and b is not block and (
         (b.attach is not None and b.attach.target == block.name)
         or b.origin.get("source") == block.name)]
-    if block.attach is not None or related or block.op_name == "linalg.fill":
+    if block.attach is not None or related:
         raise PrimitiveError("reorder", f"{why} of block '{block.name}', which must then be "
                              "computed on its own (not computed at another block, nothing "
                              "computed at it, no cache stage; reorder first)")

@@ -163,18 +163,43 @@ class Emitter:
             handle = structured.FuseIntoContainingOp(any_op(), any_op(), handle,
                                                      loop_handle).fused_op
         self._fuse_attached(block, shared, path, em, params)
+        # The consumer's unplaced caches copy its tile of the shared loops (a cache of what
+        # it reads of the producer comes after the producer's tile, as TVM places it).
+        self._promote_root_caches(consumer, c_handle)
         rest = chain[len(shared):]
         self._emit_loops(block, handle, rest, path, em, params)
         self._emit_loops(consumer, c_handle, consumer.order, path, em, params)
 
     def _correspondence(self, producer: Block, consumer: Block) -> dict[int, int]:
-        reads = next(op for op in consumer.operands if op.producer == producer.name)
+        def copies_producer(name: str | None) -> bool:  # a cache_read stage of its result
+            stage = self.state.blocks.get((consumer.func, name)) if name else None
+            return stage is not None and stage.origin.get("kind") == "cache_read" \
+                and stage.operands[0].producer == producer.name
+        reads = next(op for op in consumer.operands if op.producer == producer.name
+                     or copies_producer(op.producer))
         return {p_dim: reads.map_results[r] for r, p_dim in enumerate(producer.output_map)}
 
     def _promote_root_caches(self, block: Block, handle: ir.Value) -> None:
         for cache in self.state.blocks.values():
-            if cache.origin.get("source") == block.name and cache.attach is None:
+            if cache.origin.get("source") == block.name and self._promoted_at(cache) is None:
                 self._promote(cache, handle)
+
+    def _promoted_at(self, cache: Block) -> int | None:
+        """The loop of its block a cache stage is promoted at (None: before the nest). A
+        cache_write stage goes no higher than the init computed inside the nest: the init
+        writes the cache (promoted above it, the tiled op would no longer read the init's
+        tile, through which the init is fused)."""
+        loop = cache.attach.loop if cache.attach is not None else None
+        if cache.origin.get("kind") != "cache_write":
+            return loop
+        source = self.state.blocks[(cache.func, cache.origin["source"])]
+        init = self.state.init_producer(source)
+        if init is None or init.attach is None or init.attach.target != source.name:
+            return loop
+        chain = self.state.enclosing(source)
+        if loop is None or chain.index(loop) < chain.index(init.attach.loop):
+            return init.attach.loop
+        return loop
 
     def _promote(self, cache: Block, op_handle: ir.Value) -> None:
         operand = transform.GetOperandOp(transform.AnyValueType.get(), op_handle,
@@ -346,7 +371,7 @@ class Emitter:
     def _fuse_attached(self, block: Block, loops: list[int], path: list[ir.Value], em: Emitted,
                        params: dict[int, ir.Value]) -> None:
         for lid in loops:
-            for producer in self.state.attached_at(lid, block.func):
+            for producer in self._consumers_first(self.state.attached_at(lid, block.func)):
                 if producer.attach.kind != "compute_at" or producer.origin.get("kind"):
                     continue
                 if not path:
@@ -355,12 +380,24 @@ class Emitter:
                 for loop_handle in path:
                     fused = structured.FuseIntoContainingOp(any_op(), any_op(), fused,
                                                             loop_handle).fused_op
+                self._promote_root_caches(producer, fused)
                 self._emit_loops(producer, fused, producer.order, path, em, params)
+
+    def _consumers_first(self, blocks: list[Block]) -> list[Block]:
+        """``blocks`` (computed at one loop) in the order they fuse into it: a block after
+        those that read it (a reduction's init is fused through the reduction's tile, its
+        only use inside the loop)."""
+        left, out = list(blocks), []
+        while left:
+            ready = next((b for b in left if not any(c in left for c, _ in
+                                                     self.state.consumers(b))), left[0])
+            out.append(ready)
+            left.remove(ready)
+        return out
 
     def _promote_attached_caches(self, block: Block, lid: int, handle: ir.Value) -> None:
         for cache in self.state.blocks.values():
-            if cache.origin.get("source") == block.name and cache.attach is not None \
-                    and cache.attach.loop == lid:
+            if cache.origin.get("source") == block.name and self._promoted_at(cache) == lid:
                 self._promote(cache, handle)
 
     def _shape_implicit(self, block: Block, handle: ir.Value, implicit: list[int],

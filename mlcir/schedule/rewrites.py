@@ -11,6 +11,7 @@ from mlcir.ir import clone_module
 from .align import KIND as ALIGN, apply_align
 from .expand import KIND as EXPAND, apply_expand
 from .inline import apply_inline
+from .move import KIND as MOVE, apply_move
 from .relayout import KIND as LAYOUT, apply_layout
 from .scope import KIND as SCOPE, apply_scope
 
@@ -28,6 +29,8 @@ def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str, *extra
         apply_scope(module, func_name, arg)
     elif kind == ALIGN:
         apply_align(module, func_name, arg)
+    elif kind == MOVE:
+        apply_move(module, func_name, arg, *extra)
     else:
         apply_inline(module, kind, func_name, arg)
 

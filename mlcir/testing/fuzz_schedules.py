@@ -303,7 +303,7 @@ def decompose_reduction(sch, rng: random.Random) -> bool:
     # Legal where every loop above is spatial (the init then runs once per output tile) and
     # none of them vectorized, once per block (the init is then placed).
     init = init_fill(sch.state, block)
-    placed = init is not None and init.attach is not None
+    placed = init is None or init.attach is not None and init.attach != block.attach
     prefix = loops[:len(_spatial_prefix(sch, loops)) + 1]
     likely = [] if placed else [
         rv for i, rv in enumerate(prefix)
@@ -349,11 +349,24 @@ def cache_write(sch, rng: random.Random) -> bool:
 def rfactor(sch, rng: random.Random) -> bool:
     # rfactor factors a block with one reduction dimension over one level of its perfect
     # split (split_reduction reshapes the dimension exactly): split it first where it is not.
+    # Likely legal (TVM's rfactor rules too): a block nothing else is computed at or caches,
+    # itself computed at its own place, not factored yet, its reduction split in two at most.
+    def alone(b) -> bool:
+        return b.attach is None and not any(
+            x.attach is not None and x.attach.target == b.name or x.origin.get("source") == b.name
+            for x in sch.state.blocks.values() if not x.inlined) \
+            and (b.func, f"{b.name}_rf") not in sch.state.blocks
+
+    likely = rng.random() < LIKELY
     block, rv = _pick_block(sch, rng, lambda b: b.kinds.count("reduction") == 1
-                            and not b.origin and b.op_name != "linalg.fill")
+                            and not b.origin and b.op_name != "linalg.fill"
+                            and (not likely or alone(b)))
     if rv is None:
         return False
     levels = [lv for lv in _own_loops(sch, rv) if sch.get(lv).kind == "reduction"]
+    if likely and (len(levels) > 2 or len(levels) == 2 and sch.get(levels[0]).extent
+                   * sch.get(levels[1]).extent != block.extents[block.kinds.index("reduction")]):
+        raise NothingLikely
     if len(levels) == 1:
         extent = sch.get(levels[0]).extent
         divisors = [d for d in range(2, extent) if extent % d == 0]
