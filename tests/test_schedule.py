@@ -452,3 +452,50 @@ def test_reverse_compute_at_refuses_a_consumer_reading_another_consumer():
     with pytest.raises(ScheduleError, match="block 'norm' reads block 'sum', which reads 'exp' "
                                             "and comes first: 'exp' must be complete before it"):
         sch.reverse_compute_at(sch.get_block("norm"), i)
+
+
+def test_compute_inline_leaves_the_loops_of_blocks_computed_inside(mbr):
+    """TVM removes an inlined block, not its loops: C, computed at D's loop, keeps that loop
+    as the outer level of its own dimension when D is inlined into E."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    c, d = sch.get_block("C"), sch.get_block("D")
+    i, j = sch.get_loops(d)
+    i0, _ = sch.split(i, [None, 8])
+    sch.compute_at(c, i0)
+    sch.compute_inline(d)
+    assert [sch.get(loop).extent for loop in sch.get_loops(c)] == [4, 8, 64, 48]  # i0; i, j, k
+    assert sch.state.blocks[("main", "C")].attach is None
+    assert run(sch, text, ref) < 1e-5
+
+
+@pytest.mark.parametrize("inline", ["compute_inline", "reverse_compute_inline"])
+def test_inlining_keeps_the_cache_stages_of_the_blocks_that_remain(mbr, inline):
+    """The merged op's operands are renumbered; the stages follow their operands."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    sch.cache_read(d, 1, "local")  # D's bias
+    sch.cache_write(e, 0, "local")
+    getattr(sch, inline)(d if inline == "compute_inline" else e)
+    survivor = "E" if inline == "compute_inline" else "D"
+    stages = {b.origin["kind"]: b.origin for b in sch.state.blocks.values()
+              if b.origin.get("kind") and not b.inlined}
+    assert {o["source"] for o in stages.values()} == {survivor}
+    assert run(sch, text, ref) < 1e-5
+    assert str(sch.as_transform()).count("promote_tensor") == 2
+
+
+def test_reverse_compute_inline_of_a_consumer_its_producer_is_computed_inside(mbr):
+    """D computed at E's loop, then E inlined into D: the merged block takes E's nest as
+    scheduled (TVM keeps the loops; the block under them now computes E's result)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    i, j = sch.get_loops(e)
+    j0, j1 = sch.split(j, [None, 16])
+    sch.compute_at(d, j0)
+    sch.reverse_compute_inline(e)
+    assert [sch.get(loop).extent for loop in sch.get_loops(d)] == [32, 4, 16]
+    assert sch.state.blocks[("main", "D")].attach is None
+    assert run(sch, text, ref) < 1e-5

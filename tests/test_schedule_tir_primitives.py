@@ -355,6 +355,62 @@ def test_tensorize_errors():
         register_intrin("test.other", matmul_desc(4, 16, 1), impl="asm")
 
 
+# -- blockize --------------------------------------------------------------------------------
+
+def test_blockize_a_tile_then_tensorize_the_outer_block():
+    """TVM's tensorize flow: blockize the micro-kernel tile, tensorize the outer block."""
+    from mlcir.schedule import matmul_desc, register_intrin
+
+    register_intrin("test.matmul_8x32x1_f32", matmul_desc(8, 32, 1), override=True)
+    text, reference = kernels.matmul(64, 96, 48)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 32])
+    k0, k1 = sch.split(k, [None, 1])
+    sch.reorder(i0, j0, k0, i1, j1, k1)
+    outer = sch.blockize(i1)
+    assert sch.get(outer) == "C_o"
+    assert [sch.get(loop).extent for loop in sch.get_loops(outer)] == [8, 3, 48]
+    assert [sch.get(b) for b in sch.get_child_blocks(outer)] == ["C"]
+    sch.tensorize(outer, "test.matmul_8x32x1_f32")
+    a, b = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b), reference(a, b), rtol=1e-4,
+                               atol=1e-4)
+    assert "vector.contract" in str(sch.mod)
+    assert "b10 = sch.blockize(target=l5)" in str(sch.trace)
+    replayed(sch, text)
+    # The boundary is a block boundary: loops do not move across it.
+    with pytest.raises(ScheduleError, match="outer block 'C_o' \\(blockize\\) is at loop k_0 "
+                                            "of block 'C', inside the loops to reorder"):
+        sch.reorder(k0, i1)
+    # A split of the loop above keeps the outer block under the innermost new loop.
+    k00, k01 = sch.split(k0, [None, 4])
+    assert [sch.get(loop).extent for loop in sch.get_loops(outer)] == [8, 3, 12, 4]
+
+
+def test_blockize_errors():
+    relu, _ = kernels.matmul_bias_relu(16, 16, 16)
+    sch = mlcir.Schedule(relu)
+    _, j, _ = sch.get_loops(sch.get_block("C"))
+    sch.reverse_compute_at(sch.get_block("D"), j)
+    with pytest.raises(ScheduleError, match="blockize \\(instruction \\d+\\): block 'D' is computed "
+                                            "at loop j, under loop j: the tile holds block 'C' "
+                                            "only"):
+        sch.blockize(j)
+    text, _ = kernels.matmul(64, 96, 48)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    outer = sch.blockize(j)
+    with pytest.raises(ScheduleError, match="loop j of block 'C' is already blockized"):
+        sch.blockize(j)
+    with pytest.raises(ScheduleError, match="compute_at \\(instruction \\d+\\): block 'C_o' is the "
+                                            "outer block of a blockize \\(a tile of 'C'\\)"):
+        sch.compute_at(outer, i)
+
+
 # -- set_scope -------------------------------------------------------------------------------
 
 def test_set_scope_gives_the_result_a_buffer_of_its_own():

@@ -116,6 +116,9 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
         raise PrimitiveError(prim, f"block '{block.name}' must read exactly one block, reads "
                              f"{sorted(producers) or 'none'}")
     producer = state.blocks[(block.func, producers.pop())]
+    if producer.origin.get("kind") == "cache_read":
+        raise PrimitiveError(prim, f"block '{block.name}' reads its producer through the cache "
+                             f"stage '{producer.name}': inline before caching")
     if REDUCTION in producer.kinds:
         raise PrimitiveError(prim, f"producer '{producer.name}' is a reduction: its result is "
                              "complete only after the last reduction step (use "
@@ -127,24 +130,52 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
         raise PrimitiveError(prim, f"block '{block.name}' is computed at block "
                              f"'{block.attach.target}': the producer cannot take over loops it "
                              "shares with another block")
-    _check_uncached(state, [block, producer], prim)
+    stages = [x for x in state.blocks.values() if not x.inlined
+              and x.origin.get("kind") in ("cache_read", "cache_write")
+              and x.origin.get("source") in (block.name, producer.name)]
     _check_not_expanded(state, [block, producer], prim)
-    if producer.attach is not None and producer.attach.target == block.name:
+    inside_producer = producer.attach is not None and producer.attach.target == block.name
+    if inside_producer and any(state.attached_at(lid, producer.func) for lid in producer.order):
         raise PrimitiveError(prim, f"producer '{producer.name}' is computed at a loop of "
-                             f"'{block.name}', which disappears")
+                             f"'{block.name}', which disappears, and blocks are computed at "
+                             "its own loops")
     reads = next(op for op in block.operands if op.producer == producer.name)
     # As TVM, the producer keeps its loops when the consumer walks the same domain in the
     # same order and was not scheduled; else it takes over the consumer's loops.
     keep = reads.map_results == producer.output_map == list(range(len(producer.kinds))) \
         and block.extents == producer.extents and _plain_nest(state, block) \
         and not any(state.attached_at(lid, block.func) for lid in block.order)
-    if not keep and (not _plain_nest(state, producer) or producer.attach
-                     or any(state.attached_at(lid, producer.func) for lid in producer.order)):
+    if not keep and not inside_producer and (
+            not _plain_nest(state, producer) or producer.attach
+            or any(state.attached_at(lid, producer.func) for lid in producer.order)):
         raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled and "
                              f"takes over the loops of '{block.name}' (which was scheduled, "
                              "or walks its data in another order): inline before scheduling")
+    cached = [(x, state.blocks[(x.func, x.origin["source"])].operands[x.origin["operand"]])
+              for x in stages]
+    if inside_producer:
+        # The producer computed its tiles under the consumer's loops: the merged block takes
+        # the consumer's nest as it was scheduled; the producer's own loops go.
+        for lid in producer.order:
+            del state.loops[lid]
+        producer.attach, producer.region, producer.order = None, {}, []
+    if keep:
+        # The consumer's loops go, the producer's (the same domain, in the same order) stay:
+        # what was computed at the one is computed at the other.
+        same = dict(zip(block.order, producer.order))
+        for other in state.blocks.values():
+            if other.attach is not None and other.attach.loop in same:
+                other.attach.loop = same[other.attach.loop]
     _inline(state, original, producer, [(block, 0)], prim, into_producer=block,
             keep_loops=keep)
+    # The merged op's operands are renumbered (the consumer's other inputs, the producer's
+    # inputs, the consumer's outputs): the stages of both follow theirs, a cache of the
+    # producer's output now caches the merged op's.
+    first_output = next(i for i, op in enumerate(producer.operands) if op.is_init)
+    for stage, operand in cached:
+        index = next((i for i, op in enumerate(producer.operands) if op is operand),
+                     first_output)
+        stage.origin.update(source=producer.name, operand=index)
 
 
 def _take_over_loops(state: KernelState, block: Block, other: Block) -> None:

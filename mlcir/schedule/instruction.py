@@ -128,4 +128,5 @@ TRANSFORM_LAYOUT = _kind("transform_layout", ("block", "buffer", "index_map"))
 TENSORIZE = _kind("tensorize", ("block_or_loop", "tensor_intrin"))
 SET_SCOPE = _kind("set_scope", ("block", "buffer_index", "storage_scope"))
 STORAGE_ALIGN = _kind("storage_align", ("block", "buffer_index", "axis", "factor", "offset"))
+BLOCKIZE = _kind("blockize", ("target",))
 PURE_KINDS |= {"get_producers", "get_consumers"}

@@ -36,6 +36,10 @@ def check_chain(state: KernelState, block: Block, positions: Sequence[int], keep
         attached = state.attached_at(block.order[p], block.func)
         if attached:
             loop = state.loops[block.order[p]]
+            if attached[0].origin.get("kind") == "blockize":
+                raise PrimitiveError(prim, f"the outer block '{attached[0].name}' (blockize) is "
+                                     f"at loop {state.loop_name(loop)} of block '{block.name}', "
+                                     f"inside the loops to {prim}: they are not a single chain")
             raise PrimitiveError(prim, f"block '{attached[0].name}' is computed at loop "
                                  f"{state.loop_name(loop)} of block '{block.name}', inside the "
                                  f"loops to {prim}: they are not a single chain")

@@ -24,7 +24,7 @@ from mlir import ir
 from mlcir.ir import clone_module, find_first, make_context, parse
 
 from . import annotate, cache, compute_location, loops, sampling
-from . import (align, dataflow, layout, reduction, rewrites, sample_location, scope, tensorize,
+from . import (align, blockize, dataflow, layout, reduction, rewrites, sample_location, scope, tensorize,
                unit_loop)
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
@@ -33,7 +33,7 @@ from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, C
                           SAMPLE_CATEGORICAL, SAMPLE_PARTITIONED_TILE, SAMPLE_PERFECT_TILE,
                           SPLIT, UNANNOTATE, UNROLL,
                           VECTORIZE, BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, RV)
-from .instruction import (ADD_UNIT_LOOP, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
+from .instruction import (ADD_UNIT_LOOP, BLOCKIZE, GET_CONSUMERS, GET_PRODUCERS, RFACTOR,
                           SAMPLE_COMPUTE_LOCATION, SET_SCOPE, STORAGE_ALIGN, TENSORIZE,
                           TRANSFORM_LAYOUT)
 from .materialize import build_transform, materialize
@@ -162,6 +162,10 @@ class Schedule:
         block = self._state.blocks[key]
         if block.inlined:
             raise self._error(prim, f"block '{block.name}' was inlined")
+        if block.origin.get("kind") == blockize.KIND and prim not in blockize.TAKES_OUTER:
+            raise self._error(prim, f"block '{block.name}' is the outer block of a blockize "
+                              f"(a tile of '{block.origin['inner']}'): {prim} takes "
+                              f"'{block.origin['inner']}' or its loops")
         return block
 
     def _loop(self, rv: Any, prim: str) -> Loop:
@@ -226,8 +230,9 @@ class Schedule:
                 (b.func, b.name) for b in self._state.blocks.values()
                 if not b.inlined and loop.id in self._state.enclosing(b) and b is not owner]
         else:
-            self._block(block_or_loop, "get_child_blocks")
-            keys = []
+            b = self._block(block_or_loop, "get_child_blocks")
+            keys = [(b.func, b.origin["inner"])] if b.origin.get("kind") == blockize.KIND \
+                else []
         rvs = [self._new(BlockRV, k) for k in keys]
         self._record(GET_CHILD_BLOCKS, [block_or_loop], {}, list(rvs))
         return rvs
@@ -379,6 +384,17 @@ class Schedule:
         self._record(ADD_UNIT_LOOP, [block_or_loop], {}, [rv])
         return rv
 
+    def blockize(self, target: LoopRV) -> BlockRV:
+        """Make the tile of a block under the loop ``target`` a block of its own,
+        ``<B>_o``, whose loops are those above ``target`` (TVM's blockize of a loop);
+        ``tensorize`` takes it (see blockize.py for what it is in the IR)."""
+        loop = self._loop(target, "blockize")
+        with self._updating():
+            outer = blockize.blockize(self._state, loop)
+        rv = self._new(BlockRV, (outer.func, outer.name))
+        self._record(BLOCKIZE, [target], {}, [rv])
+        return rv
+
     # -- reduction (reduction.py) ------------------------------------------------------------
     def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
         """Factor the reduction over ``loop``, one level of the block's split reduction
@@ -397,6 +413,8 @@ class Schedule:
         intrinsic ``tensor_intrin`` (``mlcir.schedule.register_intrin``), which must describe
         exactly what the tile computes."""
         target = self._block_or_loop(block_or_loop, "tensorize")
+        if isinstance(target, Block) and target.origin.get("kind") == blockize.KIND:
+            target = blockize.tile_loop(self._state, target)
         if isinstance(target, Block):
             if not target.order:
                 raise self._error("tensorize", f"block '{target.name}' has no loop")

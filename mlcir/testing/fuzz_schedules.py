@@ -256,10 +256,14 @@ def reverse_compute_at(sch, rng: random.Random) -> bool:
     if not loops:
         return False
     # Likely legal: loops above the producer's reductions, of a producer computed at no
-    # other block (its loops would be shared ones).
+    # other block (its loops would be shared ones), for a consumer whose other producers do
+    # not read the producer (TVM's rule: they must be complete before the loop).
     target = next(b for b in sch.state.blocks.values() if b.name == producer)
+    others = [sch.state.blocks[(consumer.func, op.producer)] for op in consumer.operands
+              if op.producer and op.producer != producer]
+    waits = any(op.producer == producer for other in others for op in other.operands)
     likely = _spatial_prefix(sch, _own_loops(sch, sch.get_block(producer))) \
-        if target.attach is None else []
+        if target.attach is None and not waits else []
     sch.reverse_compute_at(rv, _mostly(rng, likely, loops))
     return True
 
