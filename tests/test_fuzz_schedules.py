@@ -121,3 +121,20 @@ def test_found_an_init_placed_inside_a_vector_tile_is_refused():
     inputs = kernels.random_inputs(text, 0)
     out = mlcir.build(sch.mod, target="llvm -opt-level=1").main(*inputs)
     np.testing.assert_allclose(out, ref(*inputs), rtol=1e-5, atol=1e-5)
+
+
+def test_workers_are_replaced_after_a_number_of_cases(monkeypatch):
+    """A long run must not grow without bound: each worker answers at most
+    CASES_PER_WORKER cases, then a fresh process takes its place."""
+    started = []
+    original = fuzz_schedules.Worker.__init__
+
+    def counting(self):
+        started.append(1)
+        original(self)
+
+    monkeypatch.setattr(fuzz_schedules, "CASES_PER_WORKER", 2)
+    monkeypatch.setattr(fuzz_schedules.Worker, "__init__", counting)
+    results = fuzz_schedules.fuzz(5, seed=0, jobs=1)
+    assert [r["case"] for r in results] == list(range(5))
+    assert len(started) == 1 + 5 // 2  # replaced after cases 2 and 4 (and after the last)
