@@ -177,8 +177,8 @@ def test_reordered_levels_of_a_convolution_window_dim():
 
 
 def test_reordered_levels_of_a_split_that_does_not_divide(mbr):
-    """A spatial dimension is padded to the product of its levels (the extra rows are
-    computed and dropped); a reduction would need a value neutral for its body."""
+    """A dimension is padded to the product of its levels: a spatial one's extra rows are
+    computed and dropped, a reduction's extra steps give its combiner its neutral value."""
     text, ref = mbr
     sch = mlcir.Schedule(text)
     i, j, k = sch.get_loops(sch.get_block("C"))
@@ -188,10 +188,26 @@ def test_reordered_levels_of_a_split_that_does_not_divide(mbr):
     sch.vectorize(j1)
     assert "tensor.pad" in str(sch.mod)
     assert _run(sch, text, ref) < 1e-5
-    k0, k1 = sch.split(k, [None, 4])
-    with pytest.raises(ScheduleError, match=r"split levels k_0, k_1 .* a split that does not "
-                                            r"divide \(extent 23, factors \[6, 4\]\) is padded"):
-        sch.reorder(k1, k0)
+    k0, k1 = sch.split(k, [None, 4])  # 6 x 4 = 24 steps for 23
+    sch.reorder(k1, k0)
+    assert _run(sch, text, ref) < 1e-5
+
+
+@pytest.mark.parametrize("block", ["max", "sum"])
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_reordered_levels_of_a_reduction_that_does_not_divide(block, vectorize):
+    """max and sum of a softmax: the padded steps add the combiner's neutral value (-inf,
+    0), in a form the vectorizer still reads as a reduction."""
+    text, ref = kernels.softmax(5, 31)
+    sch = mlcir.Schedule(text)
+    b = sch.get_block(block)
+    _, k = sch.get_loops(b)
+    k0, k1 = sch.split(k, [None, 4])  # 8 x 4 = 32 steps for 31
+    sch.reorder(k1, k0)
+    if vectorize:
+        sch.vectorize(sch.get_loops(b)[-1])
+    assert "arith.select" in str(sch.mod) or vectorize
+    assert _run(sch, text, ref) < 1e-5
 
 
 def test_a_fused_loop_splits_where_its_inner_factors_tile_its_last_part(mbr):

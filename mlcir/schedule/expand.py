@@ -51,6 +51,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
                                                for d in range(n_dims)])
     n_inputs = len(op.opview.inputs)
     operands, new_maps, collapse = [], [], []
+    padded_from = None  # the extent of `dim` when the levels cover more (a partial split)
     with ir.InsertionPoint(op), op.location:
         for value, amap in zip(op.operands, maps):
             operand_type = value.type
@@ -66,6 +67,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
             for r, expr in enumerate(amap.results):
                 if isinstance(expr, ir.AffineDimExpr) and expr.position == dim:
                     if shape[r] < math.prod(extents):
+                        padded_from = shape[r]
                         value = _pad(value, r, math.prod(extents))
                         shape = ir.RankedTensorType(value.type).shape
                     groups.append(list(range(len(expanded), len(expanded) + len(extents))))
@@ -93,6 +95,12 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
         mapping = dict(zip(body.arguments, new_body.arguments))
         yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
         with ir.InsertionPoint(new_body):
+            if padded_from is not None and str(kind) == str(ir.Attribute.parse(
+                    "#linalg.iterator_type<reduction>")):
+                # The padded steps of a reduction keep the accumulator as it is: whatever the
+                # combiner, they add nothing (a spatial dim's padded results are dropped).
+                yielded = _guarded(yielded, list(new_body.arguments)[n_inputs:], level_dims,
+                                   strides, padded_from)
             linalg.YieldOp(yielded)
         for k, (old, new) in enumerate(zip(op.results, generic.results)):
             if collapse[n_inputs + k] is not None:
@@ -109,6 +117,50 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
     name = ir.StringAttr(op.attributes[BLOCK_ATTR])
     op.erase()
     tag_block(generic.operation, name)
+
+
+# Combiners with the value that leaves the accumulator as it is.
+NEUTRAL = {"arith.addf": 0.0, "arith.mulf": 1.0, "arith.maximumf": float("-inf"),
+           "arith.maxnumf": float("-inf"), "arith.minimumf": float("inf"),
+           "arith.minnumf": float("inf"), "arith.addi": 0, "arith.ori": 0, "arith.xori": 0}
+
+
+def _guarded(yielded: list[ir.Value], accumulators: list[ir.Value], level_dims: list[int],
+             strides: list[int], extent: int) -> list[ir.Value]:
+    """What a padded reduction step yields: the combiner of each accumulator takes its
+    neutral value there (a form the vectorizer still reads as a reduction); a combiner not
+    known keeps the accumulator through a select of the result."""
+    block = accumulators[0].owner
+    with ir.InsertionPoint.at_block_begin(block):
+        valid = _in_bounds(level_dims, strides, extent)
+    out = []
+    for y, acc in zip(yielded, accumulators):
+        combiner = y.owner if isinstance(y, ir.OpResult) else None
+        name = combiner.name if combiner is not None else None
+        if name in NEUTRAL and len(combiner.operands) == 2 and acc in list(combiner.operands):
+            other = 1 if combiner.operands[0] == acc else 0
+            value = combiner.operands[other]
+            with ir.InsertionPoint(combiner):
+                neutral = arith.ConstantOp(value.type, NEUTRAL[name]).result
+                kept = arith.SelectOp(valid, value, neutral).result
+            combiner.operands[other] = kept
+            out.append(y)
+        else:
+            out.append(arith.SelectOp(valid, y, acc).result)
+    return out
+
+
+def _in_bounds(level_dims: list[int], strides: list[int], extent: int) -> ir.Value:
+    """Whether the step the levels index is below ``extent``."""
+    index_type = ir.IndexType.get()
+    step = None
+    for d, stride in zip(level_dims, strides):
+        term = linalg.IndexOp(d).result
+        if stride != 1:
+            term = arith.MulIOp(term, arith.ConstantOp(index_type, stride).result).result
+        step = term if step is None else arith.AddIOp(step, term).result
+    bound = arith.ConstantOp(index_type, extent).result
+    return arith.CmpIOp(arith.CmpIPredicate.ult, step, bound).result
 
 
 def _element_type(value: ir.Value) -> ir.Type:

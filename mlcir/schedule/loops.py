@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from .errors import PrimitiveError
 from .expand import KIND as EXPAND
-from .state import REDUCTION, Block, KernelState, Loop, TileKnob
+from .state import Block, KernelState, Loop, TileKnob
 
 
 def own_loop(state: KernelState, loop: Loop, prim: str) -> Block:
@@ -200,16 +200,16 @@ def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
     why = f"the split levels {names} are put out of order, which makes each a dimension"
     if any(len(loop.parts) != 1 for loop in levels):
         raise PrimitiveError("reorder", f"{why}: none may be fused with another dimension")
-    if math.prod(loop.extent for loop in levels) != block.extents[dim] and not (
-            block.kinds[dim] != REDUCTION and all(
-                form is not None and (dim not in form[0] or form == ({dim: 1}, 0))
-                for operand in block.operands for form in operand.terms)):
-        # A spatial dim read plainly is padded (its extra elements computed, then dropped);
-        # padding a reduction would need a value neutral for the op's body.
+    if math.prod(loop.extent for loop in levels) != block.extents[dim] and not all(
+            form is not None and (dim not in form[0] or form == ({dim: 1}, 0))
+            for operand in block.operands for form in operand.terms):
+        # A dim read plainly is padded: a spatial dim's extra elements are computed, then
+        # dropped; a reduction's extra steps keep the accumulator (expand.py). A window
+        # (`oh + kh`) would read past the padded operand.
         raise PrimitiveError("reorder", f"{why}: a split that does not divide (extent "
                              f"{block.extents[dim]}, factors "
                              f"{[loop.extent for loop in levels]}) is padded, which needs a "
-                             "spatial dimension read without an expression (a window)")
+                             "dimension read without an expression (not a window)")
     related = [b.name for b in state.blocks.values() if not b.inlined and b is not block and (
         (b.attach is not None and b.attach.target == block.name)
         or b.origin.get("source") == block.name)]
