@@ -58,7 +58,8 @@ def test_a_primitive_is_one_entry_of_the_table():
     assert len(names) == len(set(names))
     for name in ("split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_at",
                  "reverse_compute_at", "compute_inline", "reverse_compute_inline",
-                 "decompose_reduction", "cache_read", "cache_write", "rfactor"):
+                 "decompose_reduction", "cache_read", "cache_write", "rfactor",
+                 "add_unit_loop", "blockize", "set_scope", "storage_align", "transform_layout"):
         assert name in names
 
 

@@ -240,3 +240,30 @@ def test_reordered_levels_of_an_init_fill(mbr):
     assert _run(sch, text, ref) < 1e-5
     with pytest.raises(ScheduleError, match="had its split levels reordered, which reshapes it"):
         sch.decompose_reduction(sch.get_block("C"), sch.get_loops(sch.get_block("C"))[1])
+
+
+def test_fusing_every_level_of_a_partial_split_undoes_it(mbr):
+    """5 x 4 levels for 17 rows fuse back into the 17 rows, not 20 (a vector tile of 20 rows
+    over 17 failed to build: fuzz_schedules --seed 31 --case 9658)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 4])
+    fused = sch.fuse(i0, i1)
+    assert sch.get(fused).extent == 17
+    sch.vectorize(fused)
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_reordered_levels_of_an_rfactor_block_are_refused():
+    text, _ = kernels.row_sum(8, 24)
+    sch = mlcir.Schedule(text)
+    s = sch.get_block("S")
+    _, j = sch.get_loops(s)
+    j0, j1 = sch.split(j, [None, 4])
+    sch.rfactor(j1)
+    i, j = sch.get_loops(sch.get_block("S"))
+    a, b = sch.split(i, [2, 4])
+    with pytest.raises(ScheduleError, match="which rfactor made .*reorder the levels before "
+                                            "rfactor"):
+        sch.reorder(b, a)

@@ -250,6 +250,20 @@ def test_transform_layout_packs_an_intermediate_and_both_sides_still_schedule():
     assert str(payload) == str(sch.mod)
 
 
+def test_transform_layout_of_a_tensor_a_reduction_reads_along_its_rows():
+    """softmax's exp transposed: sum and norm read it by tensor.extract; sum's reduction
+    loop keeps its bound through an unread tensor of the old shape (fuzz_schedules --seed 27
+    --case 111 failed to verify), and a consumer placed elsewhere keeps its place."""
+    text, reference = kernels.softmax(6, 20)
+    sch = mlcir.Schedule(text)
+    i, _ = sch.get_loops(sch.get_block("max"))
+    sch.reverse_compute_at(sch.get_block("norm"), sch.get_loops(sch.get_block("sum"))[0])
+    sch.transform_layout(sch.get_block("exp"), ("write", 0), "lambda i, j: (j, i)")
+    x, = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(x), reference(x), rtol=1e-5,
+                               atol=1e-6)
+
+
 def test_transform_layout_of_a_reduction_keeps_its_init():
     text, reference = kernels.matmul_bias_relu(32, 64, 48)
     sch = mlcir.Schedule(text)

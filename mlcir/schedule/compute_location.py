@@ -79,15 +79,18 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
                              "output; decompose_reduction places it instead")
     inside = [b for lid in block.order for b in state.attached_at(lid, block.func)]
     own_stages = [x for x in state.blocks.values()
-                  if x.origin.get("source") == block.name and not x.inlined]
+                  if x.origin.get("kind") in ("cache_read", "cache_write")
+                  and x.origin.get("source") == block.name and not x.inlined]
     if own_stages and (len(consumers) != 1 or any(
             x.origin["kind"] != "cache_read" or x.attach is not None for x in own_stages)):
         # A copy of the block's input read at the root moves to its one consumer, which reads
         # that input once the block is inlined; other stages have no place left.
         _check_uncached(state, [block], "compute_inline")
     _check_not_expanded(state, [block] + [c for c, _ in consumers], "compute_inline")
-    for other in inside:
-        _take_over_loops(state, block, other)
+    _check_inlinable(original, block, "compute_inline")  # before the state changes
+    moves = [_loops_taken_over(state, block, other) for other in inside]  # checked first
+    for other, parts in zip(inside, moves):
+        _take_over(state, other, parts)
     before = {c.name: list(c.operands) for c, _ in consumers}
     moved = {id(block.operands[x.origin["operand"]]): x for x in own_stages}
     # The consumers' loops stay as they are; the block's own loops disappear with it.
@@ -151,6 +154,7 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
         raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled and "
                              f"takes over the loops of '{block.name}' (which was scheduled, "
                              "or walks its data in another order): inline before scheduling")
+    _check_inlinable(original, producer, prim)  # before the state changes
     cached = [(x, state.blocks[(x.func, x.origin["source"])].operands[x.origin["operand"]])
               for x in stages]
     if inside_producer:
@@ -178,9 +182,11 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
         stage.origin.update(source=producer.name, operand=index)
 
 
-def _take_over_loops(state: KernelState, block: Block, other: Block) -> None:
+def _loops_taken_over(state: KernelState, block: Block,
+                      other: Block) -> list[list[tuple[int, int]]]:
     """As TVM removes an inlined block but not its loops: ``other``, computed at a loop of
-    ``block``, keeps the loops down to that one as the outer levels of its own dims."""
+    ``block``, keeps the loops down to that one as the outer levels of its own dims (their
+    parts in ``other``'s dims, outermost first)."""
     why = f"block '{other.name}' is computed at a loop of block '{block.name}', whose loops "
     if block.attach is not None or other.origin.get("kind"):
         raise PrimitiveError("compute_inline", why + "disappear (it is computed at another "
@@ -191,6 +197,10 @@ def _take_over_loops(state: KernelState, block: Block, other: Block) -> None:
     if any(d is None for loop_parts in parts for d, _ in loop_parts):
         raise PrimitiveError("compute_inline", why + f"disappear: one walks data '{other.name}' "
                              "does not index")
+    return parts
+
+
+def _take_over(state: KernelState, other: Block, parts: list[list[tuple[int, int]]]) -> None:
     moved = [state.new_loop(other, loop_parts) for loop_parts in parts]
     for loop in reversed(moved):
         for d, _ in loop.parts:
@@ -224,6 +234,12 @@ def init_fill(state: KernelState, block: Block) -> Block | None:
     return init if init is not None and init.op_name == "linalg.fill" else None
 
 
+def _check_inlinable(original: ir.Module, producer: Block, prim: str) -> None:
+    reason = check_inlinable(original, producer.func, producer.name)
+    if reason:
+        raise PrimitiveError(prim, reason)
+
+
 def _check_inline(block: Block, prim: str) -> None:
     if REDUCTION in block.kinds:
         raise PrimitiveError(prim, f"block '{block.name}' is a reduction")
@@ -241,9 +257,7 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
     ``compute_inline``: ``producer`` disappears into its consumers. With ``into_producer``
     (``reverse_compute_inline`` of that consumer): the consumer disappears and ``producer``
     now computes its result over the consumer's domain."""
-    reason = check_inlinable(original, producer.func, producer.name)
-    if reason:
-        raise PrimitiveError(prim, reason)
+    _check_inlinable(original, producer, prim)
     merged = [op for op in producer.operands if not op.is_init]
     if into_producer is None:
         producer.inlined = True

@@ -32,17 +32,30 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
     problem = producer_problem(scratch, producer.func, producer.name)
     if problem:
         raise PrimitiveError(KIND, problem)
-    involved = [producer] + [c for c, _ in state.consumers(producer)]
+    consumers = [c for c, _ in state.consumers(producer)]
     init = state.init_producer(producer)
-    for b in involved + ([init] if init else []):
+    # The producer (and its init) get fresh loops: nothing may be placed at them, nor they
+    # anywhere. The consumers keep their loops and places; only their operands change (the
+    # tensor is read by tensor.extract), which cache stages name by position.
+    for b in [producer] + ([init] if init else []):
         if b.origin or b.attach is not None or any(
                 x.attach is not None and x.attach.target == b.name and not x.inlined
                 for x in state.blocks.values()):
             raise PrimitiveError(KIND, f"block '{b.name}' is placed, cached or has blocks "
                                  "placed in it: transform_layout before compute_at, "
                                  "cache_read/cache_write and decompose_reduction")
-    factored = [b.name for b in involved if any(x.origin.get("rfactor") == b.name
-                                                  for x in state.blocks.values())]
+    for b in consumers:
+        if b.origin or any(x.origin.get("source") == b.name and not x.inlined
+                           for x in state.blocks.values()):
+            raise PrimitiveError(KIND, f"block '{b.name}' reads the tensor and is a cache "
+                                 "stage or cached: transform_layout before cache_read / "
+                                 "cache_write")
+    # rfactor's split is made by the transform script, after this rewrite: on the IR the
+    # rewrite sees, a factored block is still one op, whose reads the state no longer has
+    # (a factored consumer was missed and read the old layout: fuzz_schedules --seed 0
+    # --case 132).
+    factored = [x.origin["rfactor"] for x in state.blocks.values()
+                if x.func == producer.func and "rfactor" in x.origin]
     if factored:
         raise PrimitiveError(KIND, f"block '{factored[0]}' was factored (rfactor): "
                              "transform_layout before rfactor")

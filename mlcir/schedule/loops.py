@@ -175,7 +175,10 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
         at = levels.index(loops[0].id)
         if levels[at:at + len(loops)] != [loop.id for loop in loops]:
             raise PrimitiveError("fuse", "loops of one dimension must be consecutive split levels")
-        fused = state.new_loop(block, [(dims[0], math.prod(loop.extent for loop in loops))])
+        extent = math.prod(loop.extent for loop in loops)
+        if len(loops) == len(levels) and block.extents[dims[0]] is not None:
+            extent = block.extents[dims[0]]  # the whole dim: a partial split is undone too
+        fused = state.new_loop(block, [(dims[0], extent)])
         block.levels[dims[0]][at:at + len(loops)] = [fused.id]
     elif len(set(dims)) != len(dims):
         raise PrimitiveError("fuse", "the loops mix split levels of one dimension with other "
@@ -210,6 +213,14 @@ def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
                              f"{block.extents[dim]}, factors "
                              f"{[loop.extent for loop in levels]}) is padded, which needs a "
                              "dimension read without an expression (not a window)")
+    if "rfactor" in block.origin or any(
+            b.origin.get("rfactor") == block.name or f"{b.name}_init" == block.name
+            for b in state.blocks.values() if "rfactor" in b.origin):
+        # rfactor's split is made by the transform script, after the rewrites: the op to
+        # rewrite does not exist yet then.
+        raise PrimitiveError("reorder", f"{why} of block '{block.name}', which rfactor made "
+                             "(the split that makes it comes after such a rewrite): reorder "
+                             "the levels before rfactor")
     related = [b.name for b in state.blocks.values() if not b.inlined and b is not block and (
         (b.attach is not None and b.attach.target == block.name)
         or b.origin.get("source") == block.name)]

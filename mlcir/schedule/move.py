@@ -36,6 +36,11 @@ def move_after(state: KernelState, block: Block, anchor: Block, prim: str) -> No
                 visit(state.blocks[(b.func, op.producer)])
 
     visit(block)
+    stages = [b.name for b in moving if b.origin.get("kind")]
+    if stages:
+        raise PrimitiveError(prim, f"block '{stages[0]}' is a cache stage, made where its block "
+                             f"reads: it cannot move up before the other blocks that read "
+                             f"'{anchor.name}'")
     moving.sort(key=lambda b: position[b.name])
     rest = [b for b in order if b not in moving]
     at = rest.index(anchor) + 1

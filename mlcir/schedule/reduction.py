@@ -47,6 +47,11 @@ def rfactor(state: KernelState, original: ir.Module, loop: Loop, factor_axis: in
     if len(reductions) != 1:
         raise PrimitiveError(prim, f"block '{block.name}' has {len(reductions)} reduction "
                              "dimensions; split_reduction factors a block with exactly one")
+    if any(None in op.map_results for op in block.operands):
+        # Upstream asserts (aborts the process) on any other indexing map result.
+        raise PrimitiveError(prim, f"block '{block.name}' reads an operand through an "
+                             "expression of its dims (a window, a changed layout): "
+                             "split_reduction takes plain dims only")
     levels = block.levels[dim]
     if len(levels) != 2:
         raise PrimitiveError(prim, f"split the reduction loop of block '{block.name}' in two "

@@ -261,9 +261,18 @@ def _read_by_extract(consumer: ir.Operation, old: ir.Value, new: ir.Value,
         raise ScheduleError(f"{KIND}: a consumer writes into the tensor")
     keep = [i for i in range(len(inputs)) if i not in reads]
     n_dims = maps[0].n_dims
+    kept_inputs = [inputs[i] for i in keep]
+    kept_maps = [maps[i] for i in keep]
+    covered = {e.position for m in kept_maps + maps[len(inputs):] for e in m.results
+               if isinstance(e, ir.AffineDimExpr)}
     with ir.InsertionPoint(consumer):
-        new_op = linalg.GenericOp_([inputs[i] for i in keep], outputs,
-                                   [maps[i] for i in keep] + maps[len(inputs):],
+        if len(covered) < n_dims:
+            # The tensor read was the only operand giving some loop its bound (a row sum
+            # of it): an unread tensor of its old shape keeps that bound.
+            kept_inputs.append(tensor.EmptyOp(ir.RankedTensorType(old.type).shape,
+                                              ir.RankedTensorType(old.type).element_type).result)
+            kept_maps.append(maps[reads[0]])
+        new_op = linalg.GenericOp_(kept_inputs, outputs, kept_maps + maps[len(inputs):],
                                    consumer.attributes["iterator_types"])
     body = consumer.regions[0].blocks[0]
     new_body = new_op.regions[0].blocks[0]
@@ -271,7 +280,7 @@ def _read_by_extract(consumer: ir.Operation, old: ir.Value, new: ir.Value,
     for new_pos, i in enumerate(keep):
         mapping[body.arguments[i]] = new_body.arguments[new_pos]
     for j in range(len(outputs)):
-        mapping[body.arguments[len(inputs) + j]] = new_body.arguments[len(keep) + j]
+        mapping[body.arguments[len(inputs) + j]] = new_body.arguments[len(kept_inputs) + j]
     with ir.InsertionPoint(new_body):
         indices = [linalg.IndexOp(d).result for d in range(n_dims)]
         for i in reads:

@@ -385,6 +385,80 @@ def rfactor(sch, rng: random.Random) -> bool:
     return True
 
 
+def add_unit_loop(sch, rng: random.Random) -> bool:
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin)
+    if rv is None:
+        return False
+    loops = _own_loops(sch, rv)
+    sch.add_unit_loop(rng.choice(loops) if loops and rng.random() < 0.5 else rv)
+    return True
+
+
+def blockize(sch, rng: random.Random) -> bool:
+    # Likely legal: a loop with no other block computed at it or inside it.
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin and bool(b.order))
+    if rv is None:
+        return False
+    loops = _own_loops(sch, rv)
+    inner = [lv for i, lv in enumerate(loops)
+             if not any(sch.state.attached_at(lid, block.func) for lid in block.order[i:])]
+    sch.blockize(_mostly(rng, inner, loops))
+    return True
+
+
+def _intermediate(sch, rng: random.Random) -> Callable[[Any], bool]:
+    """Likely legal for the memory primitives: a block whose result is not the function's
+    (whose memory and layout are the caller's), here one that other blocks (not only its
+    cache stage) read."""
+    likely = rng.random() < LIKELY
+    return lambda b: not likely or any(not c.origin for c in _consumers(sch, b))
+
+
+def set_scope(sch, rng: random.Random) -> bool:
+    inner = _intermediate(sch, rng)
+    _, rv = _pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                        and inner(b))
+    if rv is None:
+        return False
+    sch.set_scope(rv, 0, rng.choice(["global", "local"]))
+    return True
+
+
+def storage_align(sch, rng: random.Random) -> bool:
+    inner = _intermediate(sch, rng)
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                            and len([d for d in b.output_map if d is not None]) >= 2
+                            and inner(b))
+    if rv is None:
+        return False
+    rank = len([d for d in block.output_map if d is not None])
+    factor = rng.choice([4, 8, 16])
+    sch.storage_align(rv, 0, rank - 2, factor, rng.randrange(factor))
+    return True
+
+
+def transform_layout(sch, rng: random.Random) -> bool:
+    inner = _intermediate(sch, rng)
+    block, rv = _pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                            and bool(b.output_map) and inner(b))
+    if rv is None:
+        return False
+    names = [f"v{i}" for i in range(len(block.output_map))]
+    results = list(names)
+    rng.shuffle(results)  # a permutation,
+    extents = [block.extents[d] if d is not None else 1 for d in block.output_map]
+    position = rng.randrange(len(names))
+    divisors = [c for c in range(2, 9) if extents[position] % c == 0]
+    if divisors and rng.random() < 0.5:  # or a packing of one dim
+        c = rng.choice(divisors)
+        v = names[position]
+        at = results.index(v)
+        results[at:at + 1] = [f"{v} // {c}"]
+        results.append(f"{v} % {c}")
+    sch.transform_layout(rv, ("write", 0), f"lambda {', '.join(names)}: ({', '.join(results)},)")
+    return True
+
+
 @dataclass(frozen=True)
 class Primitive:
     name: str
@@ -408,6 +482,11 @@ PRIMITIVES: list[Primitive] = [
     Primitive("cache_read", 1, cache_read),
     Primitive("cache_write", 1, cache_write),
     Primitive("rfactor", 1, rfactor),
+    Primitive("add_unit_loop", 0.5, add_unit_loop),
+    Primitive("blockize", 0.5, blockize),
+    Primitive("set_scope", 0.5, set_scope),
+    Primitive("storage_align", 0.5, storage_align),
+    Primitive("transform_layout", 0.5, transform_layout),
 ]
 
 
