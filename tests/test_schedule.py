@@ -395,47 +395,22 @@ def test_cache_stages_around_blocks_computed_inside_a_nest(mbr):
     assert run(sch, text, ref) < 1e-5
 
 
-MOVE_KERNEL = """
-#id = affine_map<(i, j) -> (i, j)>
-func.func @main(%A: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  %one = arith.constant 1.0 : f32
-  %e0 = tensor.empty() : tensor<8x16xf32>
-  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], loop.block = "P"}
-      ins(%A : tensor<8x16xf32>) outs(%e0 : tensor<8x16xf32>) {
-    ^bb0(%a: f32, %o: f32):
-      %s = arith.addf %a, %one : f32
-      linalg.yield %s : f32
-  } -> tensor<8x16xf32>
-  %e1 = tensor.empty() : tensor<8x16xf32>
-  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], loop.block = "X"}
-      ins(%p : tensor<8x16xf32>) outs(%e1 : tensor<8x16xf32>) {
-    ^bb0(%a: f32, %o: f32):
-      %s = arith.mulf %a, %a : f32
-      linalg.yield %s : f32
-  } -> tensor<8x16xf32>
-  %e2 = tensor.empty() : tensor<8x16xf32>
-  %e = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], loop.block = "E"}
-      ins(%p : tensor<8x16xf32>) outs(%e2 : tensor<8x16xf32>) {
-    ^bb0(%a: f32, %o: f32):
-      %s = arith.addf %a, %a : f32
-      linalg.yield %s : f32
-  } -> tensor<8x16xf32>
-  %e3 = tensor.empty() : tensor<8x16xf32>
-  %f = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"], loop.block = "F"}
-      ins(%x, %e : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e3 : tensor<8x16xf32>) {
-    ^bb0(%a: f32, %b: f32, %o: f32):
-      %s = arith.subf %a, %b : f32
-      linalg.yield %s : f32
-  } -> tensor<8x16xf32>
-  return %f : tensor<8x16xf32>
-}
-"""
+def _move_kernel() -> str:
+    """P is read by X, then by E; F reads both."""
+    from mlcir import te
+
+    a = te.placeholder((8, 16), name="A")
+    p = te.compute((8, 16), lambda i, j: a[i, j] + 1.0, name="P")
+    x = te.compute((8, 16), lambda i, j: p[i, j] * p[i, j], name="X")
+    e = te.compute((8, 16), lambda i, j: p[i, j] + p[i, j], name="E")
+    f = te.compute((8, 16), lambda i, j: -e[i, j] + x[i, j], name="F")
+    return te.create_prim_func([a, f])
 
 
 def test_reverse_compute_at_moves_the_consumer_up_past_another_consumer():
     """P is read by X, then by E; computing E at P's loop moves E (and its destination) up
     right after P, before X, as TensorIR moves it into P's loops."""
-    sch = mlcir.Schedule(MOVE_KERNEL)
+    sch = mlcir.Schedule(_move_kernel())
     i, _ = sch.get_loops(sch.get_block("P"))
     sch.reverse_compute_at(sch.get_block("E"), i)
     assert [name for _, name in sch.state.blocks][:3] == ["P", "E", "X"]

@@ -42,11 +42,7 @@ def blockize(state: KernelState, loop: Loop) -> Block:
     position = block.order.index(loop.id)
     above = block.order[position - 1] if position else None
     outer_name = f"{block.name}_o"
-    while (block.func, outer_name) in state.blocks:
-        existing = state.blocks[(block.func, outer_name)]
-        if existing.origin.get("kind") == KIND and tile_loop(state, existing) is loop:
-            raise PrimitiveError(prim, f"loop {name} of block '{block.name}' is already "
-                                 f"blockized ('{outer_name}')")
+    while (block.func, outer_name) in state.blocks:  # blockized again: another outer block
         outer_name += "_o"
     outer = Block(outer_name, block.func, [], [], [], [], [], [], KIND,
                   origin={"kind": KIND, "inner": block.name})

@@ -9,6 +9,7 @@ from mlir import ir
 from .errors import PrimitiveError
 from .inline import check_inlinable
 from .move import move_after
+from .rewrites import rewritten
 from .state import REDUCTION, SPATIAL, Attach, Block, KernelState, Loop, inner_extent
 
 
@@ -87,7 +88,7 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
         # that input once the block is inlined; other stages have no place left.
         _check_uncached(state, [block], "compute_inline")
     _check_not_expanded(state, [block] + [c for c, _ in consumers], "compute_inline")
-    _check_inlinable(original, block, "compute_inline")  # before the state changes
+    _check_inlinable(state, original, block, "compute_inline")  # before the state changes
     moves = [_loops_taken_over(state, block, other) for other in inside]  # checked first
     for other, parts in zip(inside, moves):
         _take_over(state, other, parts)
@@ -154,7 +155,7 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
         raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled and "
                              f"takes over the loops of '{block.name}' (which was scheduled, "
                              "or walks its data in another order): inline before scheduling")
-    _check_inlinable(original, producer, prim)  # before the state changes
+    _check_inlinable(state, original, producer, prim)  # before the state changes
     cached = [(x, state.blocks[(x.func, x.origin["source"])].operands[x.origin["operand"]])
               for x in stages]
     if inside_producer:
@@ -234,8 +235,11 @@ def init_fill(state: KernelState, block: Block) -> Block | None:
     return init if init is not None and init.op_name == "linalg.fill" else None
 
 
-def _check_inlinable(original: ir.Module, producer: Block, prim: str) -> None:
-    reason = check_inlinable(original, producer.func, producer.name)
+def _check_inlinable(state: KernelState, original: ir.Module, producer: Block,
+                     prim: str) -> None:
+    """On the IR the inline will rewrite: the schedule's rewrites so far applied (a changed
+    layout makes a consumer read through expressions, which no inline composes)."""
+    reason = check_inlinable(rewritten(original, state.inlines), producer.func, producer.name)
     if reason:
         raise PrimitiveError(prim, reason)
 
@@ -257,7 +261,7 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
     ``compute_inline``: ``producer`` disappears into its consumers. With ``into_producer``
     (``reverse_compute_inline`` of that consumer): the consumer disappears and ``producer``
     now computes its result over the consumer's domain."""
-    _check_inlinable(original, producer, prim)
+    _check_inlinable(state, original, producer, prim)
     merged = [op for op in producer.operands if not op.is_init]
     if into_producer is None:
         producer.inlined = True

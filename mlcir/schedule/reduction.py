@@ -24,6 +24,7 @@ from mlcir.dialects.loop import BLOCK_ATTR, ITERATORS_ATTR, iterators_attr
 from mlcir.transform import annotate, apply, match_attr, new_script
 
 from .errors import PrimitiveError
+from .inline import _find
 from .rewrites import rewritten
 from .state import REDUCTION, SPATIAL, Block, KernelState, Loop, read_blocks
 
@@ -107,6 +108,14 @@ def _split_blocks(state: KernelState, original: ir.Module, block: Block, origin:
     with the split applied (upstream refuses what it cannot split: its message is the
     reason)."""
     scratch = rewritten(original, state.inlines)
+    op = _find(scratch, block.func, block.name)
+    if op is not None and op.name == "linalg.generic" and any(
+            o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations):
+        # split_reduction renumbers the loops whose indices the body reads (wrong sums after
+        # a transform_layout of its input: fuzz_schedules --seed 33 --case 6527).
+        raise PrimitiveError("rfactor", f"block '{block.name}' reads its loop indices "
+                             "(linalg.index: data read by tensor.extract after a "
+                             "transform_layout, a gather): split_reduction renumbers its loops")
     with original.context, ir.Location.unknown():
         def build(root: ir.Value) -> None:
             fn = structured.MatchOp(transform.AnyOpType.get(), root, ops=["func.func"],
