@@ -515,3 +515,16 @@ def test_after_transform_layout_the_producer_is_not_inlined_nor_computed_at_its_
         sch.compute_inline(d)
     with pytest.raises(ScheduleError, match="block 'E' does not read block 'D'"):
         sch.compute_at(d, sch.get_loops(e)[0])
+
+
+def test_a_block_reading_a_relayouted_tensor_keeps_that_dataflow():
+    """After transform_layout, norm reads sum by tensor.extract, not as an operand; moving
+    norm up for a reverse_compute_at at max's loop must still see it needs sum (it crashed
+    with an operand that did not dominate its use: fuzz_schedules --seed 34 --case 3078)."""
+    text, _ = kernels.softmax(6, 20)
+    sch = mlcir.Schedule(text)
+    sch.compute_inline(sch.get_block("exp"))
+    sch.transform_layout(sch.get_block("sum"), ("write", 0), "lambda v0: (v0 // 3, v0 % 3)")
+    i, _ = sch.get_loops(sch.get_block("max"))
+    with pytest.raises(ScheduleError, match="block 'norm' reads block 'sum', which reads 'max'"):
+        sch.reverse_compute_at(sch.get_block("norm"), i)

@@ -293,6 +293,8 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
             for op in other.operands:
                 if op.producer == consumer.name:
                     op.producer = producer.name
+            if consumer.name in other.reads_by_index:
+                other.reads_by_index = other.reads_by_index - {consumer.name} | {producer.name}
         state.inlines.append(("reverse_compute_inline", consumer.func, consumer.name))
 
 

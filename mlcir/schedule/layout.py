@@ -78,6 +78,7 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
         new = fresh.blocks[(c.func, c.name)]
         c.operands, c.output_map, c.op_name, c.window = (new.operands, new.output_map,
                                                         new.op_name, new.window)
+        c.reads_by_index.add(producer.name)
     state.inlines.append(entry)
     return index_map_text(names, results)
 

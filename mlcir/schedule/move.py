@@ -23,17 +23,19 @@ def move_after(state: KernelState, block: Block, anchor: Block, prim: str) -> No
     position = {b.name: i for i, b in enumerate(order)}
     moving: list[Block] = []
 
+    def reads(b: Block) -> set[str]:
+        return {op.producer for op in b.operands if op.producer is not None} | b.reads_by_index
+
     def visit(b: Block) -> None:
         if b in moving or position[b.name] <= position[anchor.name]:
             return
-        if any(op.producer == anchor.name for op in b.operands) and b is not block:
+        if anchor.name in reads(b) and b is not block:
             raise PrimitiveError(prim, f"block '{block.name}' reads block '{b.name}', which "
                                  f"reads '{anchor.name}' and comes first: '{anchor.name}' "
                                  "must be complete before it")
         moving.append(b)
-        for op in b.operands:
-            if op.producer is not None:
-                visit(state.blocks[(b.func, op.producer)])
+        for name in reads(b):
+            visit(state.blocks[(b.func, name)])
 
     visit(block)
     stages = [b.name for b in moving if b.origin.get("kind")]

@@ -110,6 +110,9 @@ class Block:
     # Dims that are split levels of an original dim (their levels were reordered, expand.py):
     # dim -> the name of its loop ("i_1").
     dim_names: dict[int, str] = field(default_factory=dict)
+    # Blocks whose result this block reads by tensor.extract in its body, not as an operand
+    # (a tensor whose layout transform_layout changed): dataflow the operands do not show.
+    reads_by_index: set[str] = field(default_factory=set)
 
 
 @dataclass
