@@ -4,6 +4,7 @@ emits it as a promotion of the tiled op's operand."""
 
 from __future__ import annotations
 
+from .compute_location import compute_at
 from .errors import PrimitiveError
 from .state import SPATIAL, Block, KernelState, Operand
 
@@ -27,7 +28,6 @@ def cache_read(state: KernelState, block: Block, read_buffer_index: int,
             and computed_inside.attach.target == block.name:
         # As TVM places a cache stage right after the block that writes the buffer: the
         # producer is computed at a loop of `block`, so its result exists only there.
-        from .compute_location import compute_at
         compute_at(state, stage, state.loops[computed_inside.attach.loop])
     return stage
 

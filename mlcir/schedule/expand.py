@@ -19,7 +19,7 @@ import math
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from mlcir.dialects.loop import BLOCK_ATTR, tag_block
+from mlcir.dialects.loop import BLOCK_ATTR, iterator_kinds, tag_block
 
 from .errors import ScheduleError
 from .inline import _find, _generalized, clone_body
@@ -95,8 +95,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
         mapping = dict(zip(body.arguments, new_body.arguments))
         yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
         with ir.InsertionPoint(new_body):
-            if padded_from is not None and str(kind) == str(ir.Attribute.parse(
-                    "#linalg.iterator_type<reduction>")):
+            if padded_from is not None and iterator_kinds(op)[dim] == "reduction":
                 # The padded steps of a reduction keep the accumulator as it is: whatever the
                 # combiner, they add nothing (a spatial dim's padded results are dropped).
                 yielded = _guarded(yielded, list(new_body.arguments)[n_inputs:], level_dims,

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from .errors import PrimitiveError
 from .expand import KIND as EXPAND
+from .reduction import made_by_rfactor
 from .state import Block, KernelState, Loop, TileKnob
 
 
@@ -213,9 +214,7 @@ def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
                              f"{block.extents[dim]}, factors "
                              f"{[loop.extent for loop in levels]}) is padded, which needs a "
                              "dimension read without an expression (not a window)")
-    if "rfactor" in block.origin or any(
-            b.origin.get("rfactor") == block.name or f"{b.name}_init" == block.name
-            for b in state.blocks.values() if "rfactor" in b.origin):
+    if made_by_rfactor(state, block):
         # rfactor's split is made by the transform script, after the rewrites: the op to
         # rewrite does not exist yet then.
         raise PrimitiveError("reorder", f"{why} of block '{block.name}', which rfactor made "

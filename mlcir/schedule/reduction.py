@@ -31,6 +31,14 @@ from .state import REDUCTION, SPATIAL, Block, KernelState, Loop, read_blocks
 RFACTOR_KEY = "rfactor"  # Block.origin key of an rf block: the block it was factored from
 
 
+def made_by_rfactor(state: KernelState, block: Block) -> bool:
+    """Whether ``block`` is an rf block, its init, or the combining block of an rfactor
+    (ops the transform script makes, after the schedule's rewrites)."""
+    return RFACTOR_KEY in block.origin or any(
+        b.origin[RFACTOR_KEY] == block.name or f"{b.name}_init" == block.name
+        for b in state.blocks.values() if b.func == block.func and RFACTOR_KEY in b.origin)
+
+
 def rfactor(state: KernelState, original: ir.Module, loop: Loop, factor_axis: int) -> Block:
     """Factor the reduction of ``loop``'s block over ``loop`` (a level of its split reduction
     dimension); returns the rf block."""
