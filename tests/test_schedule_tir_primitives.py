@@ -296,19 +296,86 @@ def test_transform_layout_errors(buffer, index_map, message):
         sch.transform_layout(target, buffer, index_map)
 
 
-def test_transform_layout_refuses_results_arguments_and_scheduled_producers():
-    text, _ = kernels.matmul_bias_relu()
+def test_transform_layout_of_a_function_result_copies_it_back():
+    """The signature keeps its layout: E writes the packed tensor, E_layout (a block like any
+    other, here vectorized) copies it back and is returned."""
+    text, reference = kernels.matmul_bias_relu(64, 128, 96)
     sch = mlcir.Schedule(text)
-    with pytest.raises(ScheduleError, match="is a result of function 'main': its layout is the "
-                       "function's signature"):
-        sch.transform_layout(sch.get_block("E"), ("write", 0), lambda i, j: (j, i))
+    e = sch.get_block("E")
+    sch.transform_layout(e, ("write", 0), lambda i, j: (j // 16, i, j % 16))
+    assert [sch.get(loop).extent for loop in sch.get_loops(e)] == [8, 64, 16]
+    copy = sch.get_block("E_layout")
+    assert [sch.get(b) for b in sch.get_producers(copy)] == ["E"]
+    _, j = sch.get_loops(copy)
+    sch.vectorize(sch.split(j, [None, 8])[1])
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    assert "tensor<8x64x16xf32>" in str(sch.mod)
+    replayed(sch, text)
+
+
+def test_transform_layout_of_a_scheduled_producer_keeps_its_loops():
+    """D split 8 x 32 and vectorized, then packed by 16 along j: the j levels carry over, the
+    32-wide level (which straddles j // 16 and j % 16) fused from both; i keeps its levels."""
+    text, reference = kernels.matmul_bias_relu(64, 128, 96)
+    sch = mlcir.Schedule(text)
+    d = sch.get_block("D")
+    i, j = sch.get_loops(d)
+    io, ii = sch.split(i, [None, 8])
+    jo, ji = sch.split(j, [None, 32])
+    sch.reorder(io, jo, ii, ji)
+    sch.parallel(io)
+    sch.transform_layout(d, ("write", 0), lambda i, j: (j // 16, i, j % 16))
+    # The loop handles stay valid: the same loops.
+    assert [sch.get(loop).extent for loop in (io, jo, ii, ji)] == [8, 4, 8, 32]
+    assert [sch.get(loop).name for loop in sch.get_loops(d)] == [
+        sch.get(loop).name for loop in (io, jo, ii, ji)]
+    assert sch.get(ji).name.endswith("fused")
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+
+
+@pytest.mark.parametrize("factors, index_map", [
+    ([None, 2, 8], lambda i, j: (i // 4, j, i % 4)),   # 8 = 2 x 4: i // 4 and i % 4 fused
+    ([None, 4], lambda i, j: (i // 4, j, i % 4)),      # the inner level is i % 4
+    ([None, 16], lambda i, j: (j, i // 64, i % 64)),   # i // 64 is one iteration
+    ([None, 8], lambda i, j: (j, i)),                  # a permutation
+])
+def test_transform_layout_carries_the_split_levels_of_a_reduction_and_its_init(factors,
+                                                                              index_map):
+    text, reference = kernels.matmul_bias_relu(64, 128, 96)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    i, _, k = sch.get_loops(c)
+    sch.split(i, factors)
+    sch.split(k, [None, 8])
+    sch.transform_layout(c, ("write", 0), index_map)
+    kinds = [sch.get(loop).kind for loop in sch.get_loops(c)]
+    assert kinds[-2:] == ["reduction", "reduction"]
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+
+
+@pytest.mark.parametrize("factor, message", [
+    (6, "a loop of block 'D' walks 6 iterations of dimension 0, which cut across its packing "
+        "by 4"),
+    (5, "the split of loop dimension 0 of block 'D' does not divide its extent"),
+])
+def test_transform_layout_refuses_splits_the_layout_cannot_carry(factor, message):
+    text, _ = kernels.matmul_bias_relu(48, 128, 96)
+    sch = mlcir.Schedule(text)
     with pytest.raises(ScheduleError, match="input #1 of block 'D' is not written by a block"):
         sch.transform_layout(sch.get_block("D"), ("read", 1), lambda j: (j,))
     d = sch.get_block("D")
     i, _ = sch.get_loops(d)
-    sch.split(i, [None, 8])
-    with pytest.raises(ScheduleError, match="block 'D' was already scheduled"):
-        sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))
+    sch.split(i, [None, factor])
+    with pytest.raises(ScheduleError, match=r"transform_layout \(instruction 4\): " + message):
+        sch.transform_layout(d, ("write", 0), lambda i, j: (i // 4, j, i % 4))
 
 
 # -- tensorize -------------------------------------------------------------------------------
@@ -510,11 +577,16 @@ def test_after_transform_layout_the_producer_is_not_inlined_nor_computed_at_its_
     sch = mlcir.Schedule(text)
     d, e = sch.get_block("D"), sch.get_block("E")
     sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))
-    assert sch.get_consumers(d) == []
-    with pytest.raises(ScheduleError, match="block 'D' has no consumer block"):
+    # E reads D by tensor.extract: a consumer all the same, but nothing fuses through it.
+    assert [sch.get(c) for c in sch.get_consumers(d)] == ["E"]
+    assert [sch.get(p) for p in sch.get_producers(e)] == ["D"]
+    message = "block 'E' reads block 'D' by tensor.extract .* which does not fuse"
+    with pytest.raises(ScheduleError, match="compute_inline .*" + message):
         sch.compute_inline(d)
-    with pytest.raises(ScheduleError, match="block 'E' does not read block 'D'"):
+    with pytest.raises(ScheduleError, match="compute_at .*" + message):
         sch.compute_at(d, sch.get_loops(e)[0])
+    with pytest.raises(ScheduleError, match="reverse_compute_at .*" + message):
+        sch.reverse_compute_at(e, sch.get_loops(d)[0])
 
 
 def test_a_block_reading_a_relayouted_tensor_keeps_that_dataflow():

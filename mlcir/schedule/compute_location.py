@@ -69,10 +69,22 @@ def decompose_reduction(state: KernelState, block: Block, loop: Loop) -> Block:
     return init
 
 
+def _check_not_read_by_index(state: KernelState, producer: Block, prim: str) -> None:
+    """A tensor whose layout ``transform_layout`` changed is read by ``tensor.extract`` at
+    computed indices, which neither inlining nor tiling fuses through."""
+    readers = sorted(b.name for b in state.blocks.values() if b.func == producer.func
+                     and not b.inlined and producer.name in b.reads_by_index)
+    if readers:
+        raise PrimitiveError(prim, f"block '{readers[0]}' reads block '{producer.name}' by "
+                             "tensor.extract (transform_layout changed its layout), which does "
+                             "not fuse: compute_at and inlines go before transform_layout")
+
+
 def compute_inline(state: KernelState, original: ir.Module, block: Block) -> None:
     """Inline an elementwise producer into its consumers (its block disappears)."""
     _check_inline(block, "compute_inline")
     consumers = state.consumers(block)
+    _check_not_read_by_index(state, block, "compute_inline")
     if not consumers:
         raise PrimitiveError("compute_inline", f"block '{block.name}' has no consumer block")
     if any(c.operands[i].is_init for c, i in consumers):
@@ -340,6 +352,7 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                              f"block '{b.name}', which cannot be computed in its own nest")
     if prim == "compute_at":
         reads = [i for i, op in enumerate(target.operands) if op.producer == b.name]
+        _check_not_read_by_index(state, b, prim)
         if not reads:
             raise PrimitiveError(prim, f"block '{target.name}' does not read block '{b.name}'")
         others = sorted({c.name for c, _ in state.consumers(b) if c is not target})
@@ -378,6 +391,7 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
     else:
         reads = [i for i, op in enumerate(b.operands) if op.producer == target.name
                  and not op.is_init]
+        _check_not_read_by_index(state, target, prim)
         if not reads:
             raise PrimitiveError(prim, f"block '{b.name}' does not read block '{target.name}'")
         _spatial_above(state, outer, prim, f"'{b.name}' needs complete results of "

@@ -1,22 +1,28 @@
 """``transform_layout``: legality and the state update (the IR rewrite is :mod:`.relayout`).
 
-The tensor a block writes changes layout; its producer gets fresh loops over the new layout's
-dimensions (so it must be unscheduled), its consumers keep theirs and read it with
-``tensor.extract``. The new blocks are read from a scratch copy of the kernel with the
+The tensor a block writes changes layout; its producer is re-expressed over the new layout's
+dimensions, its consumers keep their loops and read it with ``tensor.extract``. A producer
+already scheduled keeps its loops (:func:`_carried_loops`): a permuted dimension is the same
+loops under a new number; a packed one ``d -> (d // c, d % c)`` gives its inner levels to
+``d % c`` and its outer ones to ``d // c``, a level that straddles the two becoming a loop fused
+from both (an unsplit ``d`` walks ``d // c`` fused with ``d % c``: the same order).
+
+The new blocks are read from a scratch copy of the kernel with the
 schedule's rewrites so far and this one applied, so the state is what the IR will be.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from mlir import ir
 
 from .errors import PrimitiveError
-from .relayout import (KIND, check_layout, index_map_text, parse_index_map, producer_problem,
-                       spec)
+from .relayout import (KIND, LayoutResult, check_layout, index_map_text, parse_index_map,
+                       producer_problem, result_copy_name, spec)
 from .rewrites import apply_rewrite, rewritten
-from .state import Block, KernelState, read_blocks
+from .state import SPATIAL, Block, KernelState, read_blocks
 
 
 def transform_layout(state: KernelState, original: ir.Module, block: Block, buffer: Any,
@@ -28,6 +34,9 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
     names, results = parse_index_map(index_map, rank)
     shape = [producer.extents[d] if d is not None else -1 for d in producer.output_map]
     check_layout(shape, results)
+    if (producer.func, result_copy_name(producer.name)) in state.blocks:
+        raise PrimitiveError(KIND, f"a block is named '{result_copy_name(producer.name)}', the "
+                             "name of the copy back to the function's layout")
     scratch = rewritten(original, state.inlines)
     problem = producer_problem(scratch, producer.func, producer.name)
     if problem:
@@ -59,9 +68,10 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
     if factored:
         raise PrimitiveError(KIND, f"block '{factored[0]}' was factored (rfactor): "
                              "transform_layout before rfactor")
-    if _scheduled(state, producer) or (init is not None and _scheduled(state, init)):
-        raise PrimitiveError(KIND, f"block '{producer.name}' was already scheduled; its loops "
-                             "become the new layout's: transform_layout before scheduling it")
+    # An unscheduled producer gets fresh loops over the new layout, in its order (TVM's
+    # transform_layout followed by transform_block_layout); a scheduled one keeps its loops.
+    carried = {b.name: _carried_loops(state, b, results)
+               for b in [producer] + ([init] if init else []) if _scheduled(state, b)}
     entry = (KIND, producer.func, spec(producer.name, names, results))
     with original.context, ir.Location.unknown():
         try:
@@ -73,7 +83,11 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
         fresh = KernelState()
         read_blocks(scratch, fresh)
     for b in [producer] + ([init] if init else []):
-        _replace(state, b, fresh.blocks[(b.func, b.name)])
+        _replace(state, b, fresh.blocks[(b.func, b.name)], carried.get(b.name))
+    copy = fresh.blocks.get((producer.func, result_copy_name(producer.name)))
+    if copy is not None:  # the function's result, copied back to the signature's layout
+        copy.reads_by_index.add(producer.name)
+        _add_block(state, copy)
     for c, _ in state.consumers(producer):
         new = fresh.blocks[(c.func, c.name)]
         c.operands, c.output_map, c.op_name, c.window = (new.operands, new.output_map,
@@ -102,20 +116,93 @@ def _producer(state: KernelState, block: Block, buffer: Any) -> Block:
     return state.blocks[(block.func, name)]
 
 
+def _carried_loops(state: KernelState, b: Block, results: list[LayoutResult]
+                   ) -> dict[int, list[tuple[int, int]]]:
+    """The parts each of ``b``'s loops walks once ``b`` iterates over the new layout (the
+    producer's dims as the rewrite numbers them: the layout's, then its reduction dims);
+    raises where the loops cannot be carried over."""
+    new_dims: dict[int, tuple[int, int, int]] = {}  # old dim -> (outer, inner or -1, c)
+    reductions = [d for d, kind in enumerate(b.kinds) if kind != SPATIAL]
+    for d in range(len(b.kinds)):
+        if d in reductions:
+            new_dims[d] = (len(results) + reductions.index(d), -1, 1)
+            continue
+        if d not in b.output_map:
+            raise PrimitiveError(KIND, f"loop dimension {d} of block '{b.name}' is not a "
+                                 "dimension of the tensor it writes")
+        axis = b.output_map.index(d)
+        at = {r.op: p for p, r in enumerate(results) if r.dim == axis}
+        new_dims[d] = (at[""], -1, 1) if "" in at else (at["//"], at["%"], results[at["%"]].c)
+    if b.dim_names:
+        raise PrimitiveError(KIND, f"the split levels of block '{b.name}' were reordered, which "
+                             "reshapes it (a dimension per level): transform_layout first")
+    translated: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (loop, part) -> parts
+    for d, (outer, inner, c) in new_dims.items():
+        occurrences = [(lid, k, e) for lid in dict.fromkeys(b.levels[d])
+                       for k, (dim, e) in enumerate(state.loops[lid].parts) if dim == d]
+        if math.prod(e for _, _, e in occurrences) != b.extents[d]:
+            raise PrimitiveError(KIND, f"the split of loop dimension {d} of block '{b.name}' "
+                                 "does not divide its extent (a padded last tile): the new "
+                                 "layout has no padding")
+        left = c  # iterations of d % c not yet given to a level, innermost level first
+        for lid, k, e in reversed(occurrences):
+            if inner < 0 or left == 1:
+                translated[(lid, k)] = [(outer, e)]
+            elif left % e == 0:
+                translated[(lid, k)] = [(inner, e)]
+                left //= e
+            elif e % left == 0:
+                translated[(lid, k)] = [(outer, e // left), (inner, left)]
+                left = 1
+            else:
+                raise PrimitiveError(KIND, f"a loop of block '{b.name}' walks {e} iterations of "
+                                     f"dimension {d}, which cut across its packing by {c}: "
+                                     "transform_layout before splitting it so")
+        if inner >= 0 and left == 1 and not any(p[0] == outer for lid, k, _ in occurrences
+                                                for p in translated[(lid, k)]):
+            lid, k, _ = occurrences[0]  # d == c: d // c is one iteration, walked outermost
+            translated[(lid, k)] = [(outer, 1)] + translated[(lid, k)]
+    return {lid: [p for k in range(len(state.loops[lid].parts)) for p in translated[(lid, k)]]
+            for lid in b.order}
+
+
+def _add_block(state: KernelState, new: Block) -> None:
+    """``new`` (read from the scratch kernel) joins the state, with fresh loops."""
+    _fresh_loops(state, new)
+    state.blocks[(new.func, new.name)] = new
+
+
 def _scheduled(state: KernelState, b: Block) -> bool:
     return (any(len(levels) > 1 for levels in b.levels) or b.order != sorted(b.order)
             or bool(b.annotations) or any(state.loops[lid].annotations or
                                           len(state.loops[lid].parts) > 1 for lid in b.order))
 
 
-def _replace(state: KernelState, old: Block, new: Block) -> None:
-    """``old`` becomes ``new`` (read from the scratch kernel), with fresh loops."""
-    for lid in old.order:
-        state.loops.pop(lid, None)
+def _replace(state: KernelState, old: Block, new: Block,
+             carried: dict[int, list[tuple[int, int]]] | None) -> None:
+    """``old`` becomes ``new`` (read from the scratch kernel), keeping its loops as
+    ``carried`` says, else with fresh ones."""
     for attr in ("kinds", "extents", "operands", "output_map", "op_name", "window"):
         setattr(old, attr, getattr(new, attr))
-    old.levels, old.order = [], []
-    for dim, extent in enumerate(old.extents):
-        loop = state.new_loop(old, [(dim, extent if extent is not None else -1)])
-        old.levels.append([loop.id])
-        old.order.append(loop.id)
+    if carried is None:
+        for lid in old.order:
+            state.loops.pop(lid, None)
+        _fresh_loops(state, old)
+        return
+    old.levels = [[] for _ in old.extents]
+    for lid in old.order:
+        loop = state.loops[lid]
+        if len(carried[lid]) != len(loop.parts):
+            loop.knob = None
+        loop.parts = carried[lid]
+        for dim, _ in loop.parts:
+            if lid not in old.levels[dim]:
+                old.levels[dim].append(lid)
+
+
+def _fresh_loops(state: KernelState, block: Block) -> None:
+    block.levels, block.order = [], []
+    for dim, extent in enumerate(block.extents):
+        loop = state.new_loop(block, [(dim, extent if extent is not None else -1)])
+        block.levels.append([loop.id])
+        block.order.append(loop.id)

@@ -161,6 +161,7 @@ def _apply(module: ir.Module, func_name: str, data: dict[str, str]) -> None:
     shape = list(old_type.shape)
     new_shape = check_layout(shape, results)
     new_type = ir.RankedTensorType.get(new_shape, old_type.element_type)
+    _copy_back_results(producer, data["block"])
     consumers = [use.owner for use in producer.results[0].uses]
     old_init = producer.opview.outputs[0].owner
     with producer.location:
@@ -178,6 +179,37 @@ def _apply(module: ir.Module, func_name: str, data: dict[str, str]) -> None:
         if not operands or isinstance(operands[-1].owner, ir.Block):
             break
         old_init = operands[-1].owner
+
+
+def result_copy_name(block: str) -> str:
+    """The block that copies a relayouted function result back to the signature's layout."""
+    return f"{block}_layout"
+
+
+def _copy_back_results(producer: ir.Operation, block: str) -> None:
+    """A function's result keeps the signature's layout: where ``producer`` writes one, a copy
+    block (:func:`result_copy_name`) reads it and is returned instead, as the layout pass of a
+    graph compiler puts a layout change at the graph's outputs."""
+    value = producer.results[0]
+    returns = [use.owner for use in value.uses if use.owner.name == "func.return"]
+    if not returns:
+        return
+    value_type = ir.RankedTensorType(value.type)
+    rank = value_type.rank
+    identity = ir.AffineMap.get_identity(rank)
+    with ir.InsertionPoint(returns[0]), producer.location:
+        dest = tensor.EmptyOp(value_type.shape, value_type.element_type).result
+        copy = linalg.GenericOp_([value], [dest], [identity, identity],
+                                 ir.ArrayAttr.get([ir.Attribute.parse(
+                                     "#linalg.iterator_type<parallel>")] * rank))
+        body = copy.regions[0].blocks[0]
+        with ir.InsertionPoint(body):
+            linalg.YieldOp([body.arguments[0]])
+        tag_block(copy.operation, ir.StringAttr.get(result_copy_name(block)))
+    for ret in returns:
+        for i, operand in enumerate(ret.operands):
+            if operand == value:
+                ret.operands[i] = copy.results[0]
 
 
 def _inverse(results: list[LayoutResult], shape: list[int]) -> list[ir.AffineExpr]:
@@ -314,9 +346,6 @@ def producer_problem(module: ir.Module, func_name: str, block: str) -> str | Non
         return f"block '{block}' must be a single-result linalg op"
     for use in op.results[0].uses:
         owner = use.owner
-        if owner.name == "func.return":
-            return (f"the tensor block '{block}' writes is a result of function '{func_name}': "
-                    "its layout is the function's signature")
-        if not is_linalg(owner):
+        if owner.name != "func.return" and not is_linalg(owner):
             return f"the tensor block '{block}' writes is used by '{owner.name}', not a block"
     return None
