@@ -600,3 +600,45 @@ def test_a_block_reading_a_relayouted_tensor_keeps_that_dataflow():
     i, _ = sch.get_loops(sch.get_block("max"))
     with pytest.raises(ScheduleError, match="block 'norm' reads block 'sum', which reads 'max'"):
         sch.reverse_compute_at(sch.get_block("norm"), i)
+
+
+# -- cases the fuzzer found (fuzz_schedules --seed 37) ------------------------------------------
+
+def _row_sum_rfactor_with_s_at_rf_loop(cache_first: bool):
+    text, _ = kernels.row_sum(9, 18)
+    sch = mlcir.Schedule(text)
+    s = sch.get_block("S")
+    _, k = sch.get_loops(s)
+    ko, _ = sch.split(k, [None, 2])
+    rf = sch.rfactor(ko, 0)
+    if cache_first:
+        sch.cache_write(s, 0, "global")
+        sch.reverse_compute_at(s, sch.get_loops(rf)[1])
+    else:
+        sch.reverse_compute_at(s, sch.get_loops(rf)[1])
+        sch.cache_write(s, 0, "global")
+
+
+@pytest.mark.parametrize("cache_first", [False, True])
+def test_cache_write_of_a_consumer_computed_at_a_loop_over_its_reduction_is_refused(cache_first):
+    """Case 4016: the promoted accumulator inside the loop stepping the reduction failed to
+    bufferize ("Yield operand #1 is not equivalent to the corresponding iter bbArg")."""
+    with pytest.raises(ScheduleError, match="the cache_write stage of 'S' would promote its "
+                       "accumulator inside a loop stepping its reduction"):
+        _row_sum_rfactor_with_s_at_rf_loop(cache_first)
+
+
+def test_transform_layout_after_reordering_the_init_levels_is_refused():
+    """Case 3770: the init's levels reordered (a dimension per level) crashed the carry-over
+    of its loops with a KeyError."""
+    text, _ = kernels.matmul_bias_relu(64, 30, 96)
+    sch = mlcir.Schedule(text)
+    init = sch.get_block("C_init")
+    _, j = sch.get_loops(init)
+    sch.split(j, [2, 15])
+    i, j0, j1 = sch.get_loops(init)
+    sch.reorder(j1, j0, i)
+    sch.split(sch.get_loops(sch.get_block("D"))[1], [1, 1, 30])
+    with pytest.raises(ScheduleError, match="the split levels of block 'C_init' were "
+                       "reordered, which reshapes it"):
+        sch.transform_layout(sch.get_block("C"), ("write", 0), lambda i, j: (j, i))

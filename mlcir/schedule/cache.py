@@ -4,9 +4,9 @@ emits it as a promotion of the tiled op's operand."""
 
 from __future__ import annotations
 
-from .compute_location import compute_at
+from .compute_location import ACCUMULATOR_IN_REDUCTION_LOOP, compute_at
 from .errors import PrimitiveError
-from .state import SPATIAL, Block, KernelState, Operand
+from .state import REDUCTION, SPATIAL, Block, KernelState, Operand
 
 STORAGE_SCOPES = ("global", "local", "shared")
 
@@ -39,6 +39,9 @@ def cache_write(state: KernelState, block: Block, write_buffer_index: int,
     outputs = [i for i, op in enumerate(block.operands) if op.is_init]
     if not 0 <= write_buffer_index < len(outputs):
         raise PrimitiveError("cache_write", f"block '{block.name}' has {len(outputs)} outputs")
+    if block.attach is not None and block.attach.kind == "reverse_compute_at" and any(
+            block.kinds[d] == REDUCTION for d in block.region):
+        raise PrimitiveError("cache_write", ACCUMULATOR_IN_REDUCTION_LOOP.format(block.name))
     return _cache(state, block, "cache_write", outputs[write_buffer_index], write_buffer_index,
                   storage_scope)
 

@@ -69,6 +69,17 @@ def decompose_reduction(state: KernelState, block: Block, loop: Loop) -> Block:
     return init
 
 
+ACCUMULATOR_IN_REDUCTION_LOOP = (
+    "the cache_write stage of '{}' would promote its accumulator inside a loop stepping its "
+    "reduction, which upstream bufferization rejects (the loop would yield a buffer not "
+    "equivalent to its own): cache_write and reverse_compute_at at that loop do not combine")
+
+
+def has_cache_write(state: KernelState, block: Block) -> bool:
+    return any(x.origin.get("kind") == "cache_write" and x.origin.get("source") == block.name
+               for x in state.blocks.values())
+
+
 def _check_not_read_by_index(state: KernelState, producer: Block, prim: str) -> None:
     """A tensor whose layout ``transform_layout`` changed is read by ``tensor.extract`` at
     computed indices, which neither inlining nor tiling fuses through."""
@@ -410,6 +421,8 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
                 if d not in mapping:
                     raise PrimitiveError(prim, f"loop dimension {d} of '{target.name}' does not "
                                          f"index the data '{b.name}' reads")
+                if b.kinds[mapping[d]] == REDUCTION and has_cache_write(state, b):
+                    raise PrimitiveError(prim, ACCUMULATOR_IN_REDUCTION_LOOP.format(b.name))
                 if others and b.kinds[mapping[d]] == REDUCTION:
                     # The tiles of the target are yielded for its other consumers, which
                     # upstream does only out of scf.forall, and a forall cannot step a

@@ -121,6 +121,9 @@ def _carried_loops(state: KernelState, b: Block, results: list[LayoutResult]
     """The parts each of ``b``'s loops walks once ``b`` iterates over the new layout (the
     producer's dims as the rewrite numbers them: the layout's, then its reduction dims);
     raises where the loops cannot be carried over."""
+    if b.dim_names:
+        raise PrimitiveError(KIND, f"the split levels of block '{b.name}' were reordered, which "
+                             "reshapes it (a dimension per level): transform_layout first")
     new_dims: dict[int, tuple[int, int, int]] = {}  # old dim -> (outer, inner or -1, c)
     reductions = [d for d, kind in enumerate(b.kinds) if kind != SPATIAL]
     for d in range(len(b.kinds)):
@@ -133,9 +136,6 @@ def _carried_loops(state: KernelState, b: Block, results: list[LayoutResult]
         axis = b.output_map.index(d)
         at = {r.op: p for p, r in enumerate(results) if r.dim == axis}
         new_dims[d] = (at[""], -1, 1) if "" in at else (at["//"], at["%"], results[at["%"]].c)
-    if b.dim_names:
-        raise PrimitiveError(KIND, f"the split levels of block '{b.name}' were reordered, which "
-                             "reshapes it (a dimension per level): transform_layout first")
     translated: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (loop, part) -> parts
     for d, (outer, inner, c) in new_dims.items():
         occurrences = [(lid, k, e) for lid in dict.fromkeys(b.levels[d])
