@@ -272,6 +272,39 @@ irdl.dialect @graph {
     %a5 = irdl.base "#builtin.integer"
     irdl.attributes {"kernel" = %a0, "strides" = %a1, "padding" = %a2, "dilation" = %a3, "ceil_mode" = %a4, "count_include_pad" = %a5}
   }
+  irdl.operation @layout_transform {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.string"
+    %a1 = irdl.base "#builtin.string"
+    irdl.attributes {"src_layout" = %a0, "dst_layout" = %a1}
+  }
+  irdl.operation @conv2d_nchwc {
+    %o0 = irdl.any
+    %o1 = irdl.any
+    irdl.operands(x: %o0, w: %o1)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.dense_array"
+    %a2 = irdl.base "#builtin.dense_array"
+    %a3 = irdl.base "#builtin.integer"
+    irdl.attributes {"strides" = %a0, "padding" = %a1, "dilation" = %a2, "groups" = %a3}
+  }
+  irdl.operation @max_pool2d_nchwc {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.dense_array"
+    %a2 = irdl.base "#builtin.dense_array"
+    %a3 = irdl.base "#builtin.dense_array"
+    %a4 = irdl.base "#builtin.integer"
+    irdl.attributes {"kernel" = %a0, "strides" = %a1, "padding" = %a2, "dilation" = %a3, "ceil_mode" = %a4}
+  }
   irdl.operation @reshape {
     %o0 = irdl.any
     irdl.operands(x: %o0)

@@ -743,6 +743,108 @@ _np_min = _np_reduce(np.min)
 # ----------------------------------------------------------------------------------------------
 # The op table
 
+# -- the blocked NCHWc layout (graph-layout-nchwc) -------------------------------------------
+
+def parse_blocked_layout(layout: str) -> int | None:
+    """The channel block of ``"NCHW16c"`` (16); None for ``"NCHW"``; raises otherwise."""
+    if layout == "NCHW":
+        return None
+    if layout.startswith("NCHW") and layout.endswith("c") and layout[4:-1].isdigit() \
+            and int(layout[4:-1]) > 0:
+        return int(layout[4:-1])
+    raise ShapeError(f"layout {layout!r} is neither NCHW nor NCHW<c>c (NCHW16c)")
+
+
+def _layout_transform(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    src, dst = parse_blocked_layout(attrs["src_layout"]), parse_blocked_layout(attrs["dst_layout"])
+    if (src is None) == (dst is None):
+        raise ShapeError(f"layout_transform goes between NCHW and NCHW<c>c, got "
+                         f"{attrs['src_layout']} -> {attrs['dst_layout']}")
+    if src is None:
+        if x.rank != 4:
+            raise ShapeError(f"x must be NCHW (rank 4), got {_fmt(x.shape)}")
+        n, c, h, w = x.shape
+        if c is None or c % dst:
+            raise ShapeError(f"{c} channels do not split into blocks of {dst}")
+        return [TensorSpec((n, c // dst, h, w, dst), x.element_type)]
+    if x.rank != 5 or x.shape[4] != src:
+        raise ShapeError(f"x must be NCHW{src}c ([N, C/{src}, H, W, {src}]), got {_fmt(x.shape)}")
+    n, cb, h, w, _ = x.shape
+    return [TensorSpec((n, None if cb is None else cb * src, h, w), x.element_type)]
+
+
+def to_blocked(x: np.ndarray, block: int) -> np.ndarray:
+    """NCHW -> NCHW<block>c: ``[N, C/c, H, W, c]``."""
+    n, c, h, w = x.shape
+    return np.ascontiguousarray(x.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2))
+
+
+def from_blocked(x: np.ndarray) -> np.ndarray:
+    """NCHW<c>c -> NCHW."""
+    n, cb, h, w, c = x.shape
+    return np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3).reshape(n, cb * c, h, w))
+
+
+def pack_filter(w: np.ndarray, in_block: int, out_block: int) -> np.ndarray:
+    """An OIHW filter ``[O, C, KH, KW]`` as ``conv2d_nchwc`` streams it:
+    ``[O/co, C/ci, KH, KW, ci, co]`` (a depthwise ``[C, 1, KH, KW]``: ci = 1)."""
+    o, c, kh, kw = w.shape
+    return np.ascontiguousarray(w.reshape(o // out_block, out_block, c // in_block, in_block, kh,
+                                          kw).transpose(0, 2, 4, 5, 3, 1))
+
+
+def unpack_filter(w: np.ndarray) -> np.ndarray:
+    ob, cb, kh, kw, ci, co = w.shape
+    return np.ascontiguousarray(w.transpose(0, 5, 1, 4, 2, 3).reshape(ob * co, cb * ci, kh, kw))
+
+
+def _np_layout_transform(x: np.ndarray, src_layout: str, dst_layout: str) -> np.ndarray:  # noqa: ARG001
+    block = parse_blocked_layout(dst_layout)
+    return from_blocked(x) if block is None else to_blocked(x, block)
+
+
+def _conv2d_nchwc(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    x, w = specs
+    _same_element_type(specs)
+    if x.rank != 5 or w.rank != 6:
+        raise ShapeError(f"x must be [N, C/ci, H, W, ci] and w [O/co, C/ci, KH, KW, ci, co], got "
+                         f"x {_fmt(x.shape)} and w {_fmt(w.shape)}")
+    n, cb, h, wd, ci = x.shape
+    ob, wcb, kh, kw, wci, co = w.shape
+    groups = attrs["groups"]
+    if groups == 1 and (wcb, wci) != (cb, ci):
+        raise ShapeError(f"w {_fmt(w.shape)} does not read the channel blocks of x {_fmt(x.shape)}")
+    if groups != 1 and not (wcb == 1 and wci == 1 and ci == co and ob == cb
+                            and groups == cb * ci):
+        raise ShapeError(f"groups={groups}: only depthwise (groups = channels, w "
+                         f"[C/c, 1, KH, KW, 1, c]) is blocked, got x {_fmt(x.shape)} and "
+                         f"w {_fmt(w.shape)}")
+    unblocked = _conv2d([TensorSpec((n, None if cb is None else cb * ci, h, wd), x.element_type),
+                         TensorSpec((ob * co, wcb * wci, kh, kw), w.element_type)], attrs)[0]
+    _, _, oh, ow = unblocked.shape
+    return [TensorSpec((n, ob, oh, ow, co), x.element_type)]
+
+
+def _np_conv2d_nchwc(x: np.ndarray, w: np.ndarray, strides, padding, dilation, groups
+                     ) -> np.ndarray:
+    out = _np_conv2d(from_blocked(x), unpack_filter(w), strides, padding, dilation, groups)
+    return to_blocked(out, w.shape[5])
+
+
+def _pool_nchwc(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    if x.rank != 5:
+        raise ShapeError(f"x must be NCHW<c>c (rank 5), got {_fmt(x.shape)}")
+    n, cb, h, w, c = x.shape
+    (out,) = _pool([TensorSpec((n, cb, h, w), x.element_type)], attrs)
+    return [TensorSpec(out.shape + (c,), x.element_type)]
+
+
+def _np_max_pool2d_nchwc(x: np.ndarray, **attrs: Any) -> np.ndarray:
+    return to_blocked(_np_max_pool2d(from_blocked(x), **attrs), x.shape[4])
+
+
 _REDUCTION_ATTRS = (AttrDef("axes", "ints", "the reduced axes (sorted, unique, >= 0)"),
                     AttrDef("keepdims", "int", "1: reduced axes stay as size 1"))
 _POOL_ATTRS = (AttrDef("kernel", "ints", "[kh, kw]"), AttrDef("strides", "ints", "[sh, sw]"),
@@ -943,6 +1045,23 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
                                        "1: the divisor counts explicit padding"),),
           check=_pool_check,
           summary="2-D average pooling of NCHW x.", pattern="anchor", evaluate=_np_avg_pool2d),
+    OpDef(DIALECT, "layout_transform", ("x",), _layout_transform,
+          attrs=(AttrDef("src_layout", "str", '"NCHW" or "NCHW<c>c"'),
+                 AttrDef("dst_layout", "str", '"NCHW<c>c" or "NCHW"')),
+          summary="Between NCHW and the blocked NCHW<c>c ([N, C/c, H, W, c]; TVM's "
+                  "layout_transform), inserted by graph-layout-nchwc where a blocked chain "
+                  "begins or ends.", pattern="injective", evaluate=_np_layout_transform),
+    OpDef(DIALECT, "conv2d_nchwc", ("x", "w"), _conv2d_nchwc,
+          attrs=(AttrDef("strides", "ints", "[sh, sw]"),
+                 AttrDef("padding", "ints", "[top, left, bottom, right]"),
+                 AttrDef("dilation", "ints", "[dh, dw]"),
+                 AttrDef("groups", "int", "1, or the channels (depthwise)")), check=_conv2d_check,
+          summary="conv2d in NCHW<c>c: x [N, C/ci, H, W, ci], w packed [O/co, C/ci, KH, KW, ci, "
+                  "co] (depthwise: [C/c, 1, KH, KW, 1, c]); the result is [N, O/co, OH, OW, co].",
+          pattern="anchor", evaluate=_np_conv2d_nchwc),
+    OpDef(DIALECT, "max_pool2d_nchwc", ("x",), _pool_nchwc, attrs=_POOL_ATTRS, check=_pool_check,
+          summary="max_pool2d of x in NCHW<c>c ([N, C/c, H, W, c]), pooled along the channel "
+                  "block.", pattern="anchor", evaluate=_np_max_pool2d_nchwc),
     OpDef(DIALECT, "reshape", ("x",), _reshape,
           attrs=(AttrDef("shape", "ints", "the full result shape; 0: x's dim at the same "
                                           "position; -2 - j: x's dim j; one -1: the rest of "
@@ -1398,6 +1517,46 @@ def conv2d(x: ir.Value, w: ir.Value, *, strides: Sequence[int] = _REQUIRED,
     """
     return _build("conv2d", x, w, strides=strides, padding=padding, dilation=dilation,
                   groups=groups, loc=loc)
+
+
+def layout_transform(x: ir.Value, *, src_layout: str = _REQUIRED, dst_layout: str = _REQUIRED,
+                     loc: ir.Location | None = None) -> ir.Value:
+    """Between NCHW and the blocked NCHW<c>c ([N, C/c, H, W, c]).
+
+    src_layout: "NCHW" or "NCHW<c>c"
+    dst_layout: "NCHW<c>c" or "NCHW"
+    """
+    return _build("layout_transform", x, src_layout=src_layout, dst_layout=dst_layout, loc=loc)
+
+
+def conv2d_nchwc(x: ir.Value, w: ir.Value, *, strides: Sequence[int] = _REQUIRED,
+                 padding: Sequence[int] = _REQUIRED, dilation: Sequence[int] = _REQUIRED,
+                 groups: int = _REQUIRED, loc: ir.Location | None = None) -> ir.Value:
+    """conv2d in NCHW<c>c with a packed filter [O/co, C/ci, KH, KW, ci, co].
+
+    strides: [sh, sw]
+    padding: [top, left, bottom, right]
+    dilation: [dh, dw]
+    groups: 1, or the channels (depthwise)
+    """
+    return _build("conv2d_nchwc", x, w, strides=strides, padding=padding, dilation=dilation,
+                  groups=groups, loc=loc)
+
+
+def max_pool2d_nchwc(x: ir.Value, *, kernel: Sequence[int] = _REQUIRED,
+                     strides: Sequence[int] = _REQUIRED, padding: Sequence[int] = _REQUIRED,
+                     dilation: Sequence[int] = _REQUIRED, ceil_mode: int = _REQUIRED,
+                     loc: ir.Location | None = None) -> ir.Value:
+    """max_pool2d of x in NCHW<c>c.
+
+    kernel: [kh, kw]
+    strides: [sh, sw]
+    padding: [top, left, bottom, right]
+    dilation: [dh, dw]
+    ceil_mode: 1: output sizes rounded up (ONNX/PyTorch rule)
+    """
+    return _build("max_pool2d_nchwc", x, kernel=kernel, strides=strides, padding=padding,
+                  dilation=dilation, ceil_mode=ceil_mode, loc=loc)
 
 
 def max_pool2d(x: ir.Value, *, kernel: Sequence[int] = _REQUIRED,

@@ -19,6 +19,7 @@ declare_lazy({
     "graph-fuse-ewise-fma": "mlcir.passes.fuse_ewise_fma",
     "graph-fuse-ops": "mlcir.passes.fuse_ops",
     "graph-pack-weights": "mlcir.passes.pack_weights",
+    "graph-layout-nchwc": "mlcir.passes.layout_nchwc",
     "graph-dispatch-library": "mlcir.passes.dispatch_library",
     "mlcir-entry-points": "mlcir.passes.entry_points",
     "mlcir-private-symbols": "mlcir.passes.private_symbols",

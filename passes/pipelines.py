@@ -15,9 +15,11 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 # Graph level → one loop-level kernel per distinct op (or fused group). Task extraction for
 # tuning and applying tuning records run exactly this, so both see the same kernels.
 # Boolean tensors are stored as bytes from here on (``mlcir-bool-storage``); constant matmul
-# weights are packed into panels (``graph-pack-weights``) after folding made them constants.
-KERNELS = ["graph-fold-constants", "graph-pack-weights", "graph-dce", "graph-fuse-ops",
-           "graph-to-loop", "mlcir-bool-storage"]
+# weights are packed into panels (``graph-pack-weights``) and convolution chains put in the
+# blocked NCHW<c>c layout with packed filters (``graph-layout-nchwc``) after folding made the
+# weights constants.
+KERNELS = ["graph-fold-constants", "graph-layout-nchwc", "graph-pack-weights", "graph-dce",
+           "graph-fuse-ops", "graph-to-loop", "mlcir-bool-storage"]
 
 
 def cpu_frontend() -> list[str]:

@@ -15,7 +15,7 @@ __all__ = ["LoweringContext", "Rule", "lowering", "load_all"]
 
 def load_all() -> dict[str, Rule]:
     """Import the rule modules (they register themselves) and return the table."""
-    from . import (elementwise, linear_algebra, nn, packed, pad, reduction,  # noqa: F401
-                   scatter, shape)
+    from . import (elementwise, linear_algebra, nchwc, nn, packed, pad,  # noqa: F401
+                   reduction, scatter, shape)
 
     return RULES

@@ -44,7 +44,7 @@ from .rule import LoweringContext, lowering
 from . import builders as b
 
 
-def _spatial_dims_static(op: str, *values: ir.Value) -> None:
+def spatial_dims_static(op: str, *values: ir.Value) -> None:
     for v in values:
         shape = b.shape_of(v)
         if shape[2] is None or shape[3] is None:
@@ -69,21 +69,24 @@ def _slice(v: ir.Value, offsets: Sequence[int], sizes: Sequence[int | ir.Value],
 
 
 def pad(cx: LoweringContext, x: ir.Value, pads: Sequence[int], value: ir.Value) -> ir.Value:
-    """``x`` (NCHW) padded by ``pads = [top, left, bottom, right]`` with ``value``: blocks
-    ``pad_init`` (a fill) and ``pad`` (a copy into the interior). No padding: ``x`` itself."""
+    """``x`` (NCHW, or NCHW<c>c: dims 2 and 3 are H and W) padded by ``pads = [top, left,
+    bottom, right]`` with ``value``: blocks ``pad_init`` (a fill) and ``pad`` (a copy into the
+    interior). No padding: ``x`` itself."""
     if not any(pads):
         return x
     top, left, bottom, right = pads
-    n, c, h, w = b.shape_of(x)
-    shape = [n, c, h + top + bottom, w + left + right]
+    n, c, h, w, *rest = b.shape_of(x)
+    shape = [n, c, h + top + bottom, w + left + right, *rest]
     name = cx.block_name("pad")
     padded = b.fill(cx.block_name(f"{name.value}_init"), value,
                     b.empty(shape, b.element_type(x), source=x))
-    sizes = [n if n is not None else b.dim(x, 0), c if c is not None else b.dim(x, 1), h, w]
-    interior = b.extract_slice(padded, [0, 0, top, left], sizes, [1, 1, 1, 1])
+    sizes = [n if n is not None else b.dim(x, 0), c if c is not None else b.dim(x, 1), h, w,
+             *rest]
+    offsets = [0, 0, top, left] + [0] * len(rest)
+    interior = b.extract_slice(padded, offsets, sizes, [1] * len(sizes))
     copy = linalg.copy(x, outs=[interior])
     tag_block(copy.owner, name)
-    return b.insert_slice(copy, padded, [0, 0, top, left], sizes)
+    return b.insert_slice(copy, padded, offsets, sizes)
 
 
 @dataclass(frozen=True)
@@ -220,7 +223,7 @@ def _padded(cx: LoweringContext, x: ir.Value, pads: Sequence[int], window: _Wind
 def lower_conv2d(cx: LoweringContext) -> list[ir.Value]:
     x, w = cx.inputs
     (dest,) = cx.dests
-    _spatial_dims_static("graph.conv2d", x, w)
+    spatial_dims_static("graph.conv2d", x, w)
     elem = b.element_type(dest)
     (sh, sw), (dh, dw), groups = cx.attrs["strides"], cx.attrs["dilation"], cx.attrs["groups"]
     zero = b.constant(0, elem)
@@ -263,11 +266,11 @@ def _grouped_conv(name: ir.StringAttr, x: ir.Value, w: ir.Value, init: ir.Value,
                      lambda a, k, acc: b.add(acc, b.mul(a, k)))[0]
 
 
-def _pool_padding(x: ir.Value, dest: ir.Value, attrs: dict) -> list[int]:
+def pool_padding(x: ir.Value, dest: ir.Value, attrs: dict) -> list[int]:
     """The explicit padding plus what ceil mode reads past it (bottom/right)."""
     top, left, bottom, right = attrs["padding"]
-    h, w = b.shape_of(x)[2:]
-    oh, ow = b.shape_of(dest)[2:]
+    h, w = b.shape_of(x)[2:4]
+    oh, ow = b.shape_of(dest)[2:4]
     (kh, kw), (sh, sw), (dh, dw) = attrs["kernel"], attrs["strides"], attrs["dilation"]
     extra_h = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (h + top + bottom))
     extra_w = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (w + left + right))
@@ -281,7 +284,7 @@ def _pool(cx: LoweringContext, kind: str, base: str, fill_value: ir.Value, x: ir
     a = cx.attrs
     window = _Window(tuple(a["kernel"]), tuple(a["strides"]), tuple(a["dilation"]),
                      b.shape_of(dest)[3])
-    padded = _padded(cx, x, _pool_padding(x, dest, a), window, fill_value)
+    padded = _padded(cx, x, pool_padding(x, dest, a), window, fill_value)
     name = cx.block_name(base)
     init = b.fill(cx.block_name(f"{name.value}_init"), fill_value, dest)
     if window.split:
@@ -338,14 +341,14 @@ def _pool_phased(name: ir.StringAttr, kind: str, identity: ir.Value, x: ir.Value
 @lowering("max_pool2d", dest_dims=_nchw_dest_dims(channels_from_w=False))
 def lower_max_pool2d(cx: LoweringContext) -> list[ir.Value]:
     (x,), (dest,) = cx.inputs, cx.dests
-    _spatial_dims_static("graph.max_pool2d", x)
+    spatial_dims_static("graph.max_pool2d", x)
     return [_pool(cx, "max", "max_pool2d", b.lowest(b.element_type(x)), x, dest)]
 
 
 @lowering("avg_pool2d", dest_dims=_nchw_dest_dims(channels_from_w=False))
 def lower_avg_pool2d(cx: LoweringContext) -> list[ir.Value]:
     (x,), (dest,) = cx.inputs, cx.dests
-    _spatial_dims_static("graph.avg_pool2d", x)
+    spatial_dims_static("graph.avg_pool2d", x)
     elem = b.element_type(x)
     sums = _pool(cx, "sum", "sum_pool", b.constant(0, elem), x, b.empty_like(dest))
     a = cx.attrs

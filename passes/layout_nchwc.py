@@ -1,0 +1,265 @@
+"""``graph-layout-nchwc``: convolution chains in the blocked NCHW<c>c layout.
+
+onnxruntime's MLAS and TVM's x86 schedules run convolutions in NCHWc: the channels of one block
+(16 f32, one AVX-512 vector) innermost, so a convolution's register tile is output columns x
+one channel block, each step a broadcast input value times a filter vector, whatever the
+width or stride (docs/tuning.md, "Measure and decide: NCHWc": 94-97% of peak, onnxruntime's
+time, where NCHW stays 20% to 2.4x behind). The layout is chosen once for the graph:
+
+- a ``conv2d`` with a constant filter becomes ``conv2d_nchwc`` with the filter packed at
+  compile time (``[O/co, C/ci, KH, KW, ci, co]``, folded as a constant); a depthwise one reads
+  ``[C/c, 1, KH, KW, 1, c]``, its channel block in the lanes. Blocks of 16 channels, else 8
+  (24, 40 channels), and an input with fewer channels than a block (an image's 3) is one block
+  of them all — the first layer needs no channel padding;
+- elementwise and broadcast ops (bias, batch-norm's scale and shift, activations, a
+  residual add) with a blocked operand follow in the blocked layout, constant operands
+  rearranged at compile time; ``max_pool2d`` of a blocked tensor becomes ``max_pool2d_nchwc``,
+  a ``mean``/``sum``/``max``/``min`` over H and W (global average pooling) reduces the
+  blocked tensor, and its ``[N, C/c, 1, 1, c]`` result is ``[N, C, 1, 1]`` by a reshape;
+- everything else reads the NCHW tensor: a ``layout_transform`` back to NCHW follows each
+  blocked result, used only where an NCHW reader remains (graph outputs, reshapes, matmuls);
+  a blocked op reading such a tensor reads the blocked one directly, so back-to-back layout
+  changes cancel by construction and a chain has one layout change at each end.
+
+``mlcir.layout = "none"`` on a module (``mlcir.build(..., layout="none")``, ``--layout none``)
+turns it off, as it does ``graph-pack-weights``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from mlir import ir
+
+from mlcir.dialects import graph
+from mlcir.dialects.loop import KERNEL_ATTR
+
+from .constants import constant_array, make_constant
+from .graph_to_loop import functions
+from .layout_chains import layout_disabled, static_shape
+from .registry import ModulePass, register_pass
+
+__all__ = ["LayoutNCHWc", "layout_nchwc", "channel_block"]
+
+_CHAIN_PATTERNS = ("elementwise", "broadcast")
+_SPATIAL_REDUCTIONS = ("graph.mean", "graph.sum", "graph.max", "graph.min")
+
+
+def channel_block(channels: int) -> int | None:
+    """The block for a tensor of ``channels``: 16 (one AVX-512 vector of f32), else 8."""
+    for block in (16, 8):
+        if channels % block == 0:
+            return block
+    return None
+
+
+def layout_nchwc(module: ir.Module | ir.Operation) -> int:
+    """Put the convolution chains of every graph function of ``module`` in NCHW<c>c (in
+    place, module docstring); returns how many ops now run blocked."""
+    root = module.operation if hasattr(module, "operation") else module
+    if layout_disabled(root):
+        return 0
+    count = 0
+    for fn in functions(root):
+        if KERNEL_ATTR in fn.attributes or not fn.regions[0].blocks:
+            continue
+        count += _Converter().run(fn.operation)
+    return count
+
+
+def _phase_taps(w: np.ndarray, attrs: dict) -> tuple[np.ndarray, dict]:
+    """With a width stride ``s > 1``, the filter's columns as taps ``0 .. T-1`` of a window
+    whose width ``T`` is a multiple of ``s`` (zero taps where the dilation skips a column and
+    past the last one) and no width dilation; the right padding grows by the added width, so
+    the output width stays. The lowering then reads the input through the view ``[.., W/s,
+    s, c]``, tap ``kq * s + kr`` at ``[ow + kq, kr]``: no stride inside the register tile, and
+    no phase copy of the input (module docstring of :mod:`.lowerings.nchwc`)."""
+    (_, sw), (dh, dw) = attrs["strides"], attrs["dilation"]
+    kw = w.shape[3]
+    span = (kw - 1) * dw + 1
+    if sw == 1:
+        return w, attrs
+    taps = -(-span // sw) * sw
+    wide = np.zeros(w.shape[:3] + (taps,), w.dtype)
+    wide[..., ::dw][..., :kw] = w
+    top, left, bottom, right = attrs["padding"]
+    return wide, {**attrs, "dilation": [dh, 1], "padding": [top, left, bottom, right + taps - span]}
+
+
+@dataclass
+class _Converter:
+    # NCHW value -> (its NCHW<c>c form, c): the blocked tensors this function has so far.
+    blocked: dict[ir.Value, tuple[ir.Value, int]] = field(default_factory=dict)
+    plain_forms: list[ir.Operation] = field(default_factory=list)
+
+    def run(self, fn: ir.Operation) -> int:
+        count = 0
+        for op in list(fn.regions[0].blocks[0].operations):
+            result = self._convert(op)
+            if result is None:
+                continue
+            new, block = result
+            self._replace(op, new, block)
+            count += 1
+        for op in reversed(self.plain_forms):  # the layout changes nothing reads in NCHW
+            if not any(True for _ in op.results[0].uses):
+                op.erase()
+        return count
+
+    # -- which ops, and how ---------------------------------------------------------------
+    def _convert(self, op: ir.Operation) -> tuple[ir.Value, int] | None:
+        if len(op.results) != 1 or static_shape(op.results[0]) is None:
+            return None
+        if op.name == "graph.conv2d":
+            return self._conv(op)
+        if op.name == "graph.max_pool2d" and op.operands[0] in self.blocked:
+            x, block = self.blocked[op.operands[0]]
+            attrs = graph.OPS["max_pool2d"].read_attrs(op)
+            with ir.InsertionPoint(op), op.location:
+                return graph.max_pool2d_nchwc(x, **attrs), block
+        if op.name in _SPATIAL_REDUCTIONS and op.operands[0] in self.blocked:
+            return self._spatial_reduction(op)
+        short = op.name.split(".", 1)[1] if op.name.startswith("graph.") else ""
+        opdef = graph.OPS.get(short)
+        if opdef is not None and opdef.pattern in _CHAIN_PATTERNS and not any(
+                a.kind in ("ints", "dense") for a in opdef.attrs):
+            return self._elementwise(op, short)
+        return None
+
+    def _conv(self, op: ir.Operation) -> tuple[ir.Value, int] | None:
+        x, w = op.operands
+        x_shape, w_array = static_shape(x), constant_array(w)
+        attrs = graph.OPS["conv2d"].read_attrs(op)
+        if x_shape is None or len(x_shape) != 4 or w_array is None or w_array.ndim != 4:
+            return None
+        o, c = w_array.shape[0], x_shape[1]
+        depthwise = attrs["groups"] != 1
+        if depthwise and not (attrs["groups"] == c == o and w_array.shape[1] == 1):
+            return None  # grouped convolutions stay NCHW
+        out_block = channel_block(o)
+        if out_block is None:
+            return None
+        if x in self.blocked:
+            in_block = self.blocked[x][1]
+        else:
+            in_block = channel_block(c) or (c if c < 16 else None)
+            if in_block is None:
+                return None
+        w_array, attrs = _phase_taps(w_array, attrs)
+        if depthwise:
+            if in_block != out_block and o % in_block == 0:
+                out_block = in_block
+            in_block = out_block
+            packed = graph.pack_filter(w_array, 1, out_block)
+        else:
+            packed = graph.pack_filter(w_array, in_block, out_block)
+        elem = ir.RankedTensorType(w.type).element_type
+        with ir.InsertionPoint(op), op.location:
+            xb = self._blocked_input(x, in_block)
+            wb = make_constant(packed, ir.RankedTensorType.get(list(packed.shape), elem))
+            return graph.conv2d_nchwc(xb, wb, **attrs), out_block
+
+    def _spatial_reduction(self, op: ir.Operation) -> tuple[ir.Value, int] | None:
+        x, block = self.blocked[op.operands[0]]
+        short = op.name.split(".", 1)[1]
+        attrs = graph.OPS[short].read_attrs(op)
+        if list(attrs["axes"]) != [2, 3]:
+            return None
+        with ir.InsertionPoint(op), op.location:
+            reduced = graph.build(short, [x], attrs)
+            if not attrs["keepdims"]:  # [N, C/c, c] is [N, C] in the same order: a view
+                plain = graph.reshape(reduced, shape=static_shape(op.results[0]))
+                op.results[0].replace_all_uses_with(plain)
+                op.erase()
+                return None
+        return reduced, block
+
+    def _elementwise(self, op: ir.Operation, short: str) -> tuple[ir.Value, int] | None:
+        shape = static_shape(op.results[0])
+        if shape is None or len(shape) != 4:
+            return None
+        block = next((self.blocked[v][1] for v in op.operands if v in self.blocked
+                      and static_shape(v) == shape), None)
+        if block is None:
+            return None
+        attrs = graph.OPS[short].read_attrs(op)
+        with ir.InsertionPoint(op), op.location:
+            operands = []
+            for value in op.operands:
+                blocked = self._blocked_operand(value, shape, block)
+                if blocked is None:
+                    return None
+                operands.append(blocked)
+            try:
+                result = graph.build(short, operands, attrs)
+            except graph.ShapeError:
+                return None
+        assert isinstance(result, ir.Value)
+        return result, block
+
+    # -- values in the blocked layout --------------------------------------------------------
+    def _blocked_input(self, x: ir.Value, block: int) -> ir.Value:
+        """``x`` in NCHW<block>c: its blocked form, or a layout change from NCHW."""
+        if x in self.blocked and self.blocked[x][1] == block:
+            return self.blocked[x][0]
+        blocked = graph.layout_transform(x, src_layout="NCHW", dst_layout=f"NCHW{block}c")
+        if x not in self.blocked:  # its later readers (a residual add) read this one
+            self.blocked[x] = (blocked, block)
+        return blocked
+
+    def _blocked_operand(self, value: ir.Value, shape: list[int], block: int) -> ir.Value | None:
+        """An operand of an elementwise op of result ``shape`` (NCHW) in NCHW<block>c, or None
+        where it has none: constants are rearranged here, a per-position operand of one channel
+        (``[N, 1, H, W]``) is reshaped (a view), a full NCHW one changes layout."""
+        own = static_shape(value)
+        if own is None or len(own) > 4:
+            return None
+        if not own:
+            return value  # a scalar broadcasts in any layout
+        array = constant_array(value)
+        full = [1] * (4 - len(own)) + own
+        if array is not None:
+            n, c, h, w = full
+            array = array.reshape(full)
+            if c == 1:
+                array = array.reshape(n, 1, h, w, 1)
+            else:
+                array = array.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2)
+            elem = ir.RankedTensorType(value.type).element_type
+            return make_constant(np.ascontiguousarray(array),
+                                 ir.RankedTensorType.get(list(array.shape), elem))
+        if len(own) != 4:
+            return None
+        if own[1] == 1:
+            return graph.reshape(value, shape=own + [1])
+        if own == shape:
+            return self._blocked_input(value, block)
+        return None
+
+    def _replace(self, op: ir.Operation, new: ir.Value, block: int) -> None:
+        """``op``'s NCHW result becomes the NCHW form of ``new``: a layout change after it
+        (a reshape where H = W = 1), which a later blocked reader skips."""
+        shape = static_shape(op.results[0])
+        assert shape is not None
+        with ir.InsertionPoint(op), op.location:
+            if shape[2] == shape[3] == 1:
+                plain = graph.reshape(new, shape=shape)
+            else:
+                plain = graph.layout_transform(new, src_layout=f"NCHW{block}c",
+                                               dst_layout="NCHW")
+        op.results[0].replace_all_uses_with(plain)
+        op.erase()
+        self.plain_forms.append(plain.owner)
+        self.blocked[plain] = (new, block)
+
+
+@register_pass
+@dataclass
+class LayoutNCHWc(ModulePass):
+    name = "graph-layout-nchwc"
+    summary = ("Run convolution chains in the blocked NCHW<c>c layout (filters packed at "
+               "compile time); layout changes only where the chains begin and end")
+
+    def run(self, module: ir.Operation) -> None:
+        layout_nchwc(module)
