@@ -32,7 +32,8 @@ def _prepare(mod: Any, target: Target, records: Any, schedule: str,
     """The source module and a verified copy with its signatures and library declarations,
     each kernel scheduled from ``records`` (with the static specialisations they tuned), else
     by the target's default schedule (unless ``schedule`` is ``"none"``). ``layout="none"``
-    keeps constant weights in their original layout (``graph-pack-weights`` skips the copy)."""
+    keeps constant weights and activations in their original layout (``graph-pack-weights``
+    and ``graph-layout-nchwc`` leave the module alone)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     if layout not in LAYOUTS:
@@ -68,7 +69,8 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     schedule (:func:`mlcir.tune.default_schedule`); ``schedule="none"`` leaves kernels without
     a record unscheduled (the naive baseline). ``pipeline`` replaces the target's default
     codegen pipeline. ``layout="none"`` keeps constant matmul weights as they are instead of
-    packing them into the register tile's panels at compile time (``graph-pack-weights``,
+    packing them into the register tile's panels at compile time (``graph-pack-weights``) and
+    convolution chains in NCHW instead of the blocked NCHW<c>c (``graph-layout-nchwc``,
     docs/graph-passes.md), for experiments.
     """
     target = Target.parse(target)

@@ -1,0 +1,59 @@
+// graph-layout-nchwc: a convolution chain runs in NCHW<c>c. The filter is packed at compile
+// time ([O/co, C/ci, KH, KW, ci, co]; 8 input channels are one block of 8, 16 outputs one of
+// 16), the bias follows as a constant rearranged to [1, 1, 1, 1, 16], the relu and the max
+// pool run blocked, and the chain changes layout once at each end. A width stride widens the
+// filter to taps a multiple of the stride (3 -> 4, zero past the last), the right padding
+// grows by the same, and the lowering reads the input through the phase view
+// [.., W/2, 2, c]. A module marked mlcir.layout = "none" is left alone.
+// RUN: mlcir-opt %s --split-input-file --graph-layout-nchwc --graph-dce | FileCheck %s
+// RUN: mlcir-opt %s --split-input-file --graph-layout-nchwc --graph-dce --graph-fuse-ops --graph-to-loop | FileCheck %s --check-prefix=LOOP
+
+// CHECK-LABEL: func.func @conv_bias_relu_pool
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x6x6xf32>)
+// CHECK-NEXT: %[[XB:.*]] = "graph.layout_transform"(%[[X]]) {dst_layout = "NCHW8c", src_layout = "NCHW"} : (tensor<1x8x6x6xf32>) -> tensor<1x1x6x6x8xf32>
+// CHECK-NEXT: %[[W:.*]] = arith.constant dense<1.000000e+00> : tensor<1x1x3x3x8x16xf32>
+// CHECK-NEXT: %[[C:.*]] = "graph.conv2d_nchwc"(%[[XB]], %[[W]]) {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x1x6x6x8xf32>, tensor<1x1x3x3x8x16xf32>) -> tensor<1x1x6x6x16xf32>
+// CHECK-NEXT: %[[B:.*]] = arith.constant dense<5.000000e-01> : tensor<1x1x1x1x16xf32>
+// CHECK-NEXT: %[[A:.*]] = "graph.add"(%[[C]], %[[B]]) : (tensor<1x1x6x6x16xf32>, tensor<1x1x1x1x16xf32>) -> tensor<1x1x6x6x16xf32>
+// CHECK-NEXT: %[[R:.*]] = "graph.relu"(%[[A]]) : (tensor<1x1x6x6x16xf32>) -> tensor<1x1x6x6x16xf32>
+// CHECK-NEXT: %[[P:.*]] = "graph.max_pool2d_nchwc"(%[[R]]) {{.*}} : (tensor<1x1x6x6x16xf32>) -> tensor<1x1x3x3x16xf32>
+// CHECK-NEXT: %[[Y:.*]] = "graph.layout_transform"(%[[P]]) {dst_layout = "NCHW", src_layout = "NCHW16c"} : (tensor<1x1x3x3x16xf32>) -> tensor<1x16x3x3xf32>
+// CHECK-NEXT: return %[[Y]]
+// LOOP-LABEL: func.func private @max_pool2d_nchwc
+// LOOP: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
+// LOOP: arith.maxnumf
+func.func @conv_bias_relu_pool(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x3x3xf32> {
+  %w = arith.constant dense<1.0> : tensor<16x8x3x3xf32>
+  %b = arith.constant dense<0.5> : tensor<16x1x1xf32>
+  %c = "graph.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %a = "graph.add"(%c, %b) : (tensor<1x16x6x6xf32>, tensor<16x1x1xf32>) -> tensor<1x16x6x6xf32>
+  %r = "graph.relu"(%a) : (tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %p = "graph.max_pool2d"(%r) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = 0 : i64} : (tensor<1x16x6x6xf32>) -> tensor<1x16x3x3xf32>
+  return %p : tensor<1x16x3x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @strided
+// CHECK: "graph.conv2d_nchwc"({{.*}}) {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x8x8x16xf32>, tensor<1x1x3x4x16x16xf32>) -> tensor<1x1x4x4x16xf32>
+// LOOP-LABEL: func.func private @conv2d_nchwc
+// LOOP: tensor.expand_shape {{.*}} output_shape [1, 1, 10, 5, 2, 16] : tensor<1x1x10x10x16xf32> into tensor<1x1x10x5x2x16xf32>
+// LOOP: linalg.generic {indexing_maps = [#[[XMAP:.*]], #{{.*}}, #{{.*}}, #{{.*}}]
+func.func @strided(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  %w = arith.constant dense<1.0> : tensor<16x16x3x3xf32>
+  %c = "graph.conv2d"(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x4x4xf32>
+  return %c : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: nchwc
+// CHECK: "graph.conv2d"
+module attributes {mlcir.layout = "none"} {
+  func.func @left_alone(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+    %w = arith.constant dense<1.0> : tensor<16x16x1x1xf32>
+    %c = "graph.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+    return %c : tensor<1x16x8x8xf32>
+  }
+}

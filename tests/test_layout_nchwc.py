@@ -1,0 +1,192 @@
+"""graph-layout-nchwc (issue 14): convolution chains in NCHW<c>c with filters packed at compile
+time. Every model and op against onnxruntime with the layout on (the default) and off
+(``layout="none"``); the IR after the pass counted: blocked ops, and layout changes only where
+a chain begins and ends."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import onnx
+import pytest
+from mlir import ir
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+
+import mlcir
+from mlcir.dialects import graph
+from mlcir.frontend import from_onnx
+from mlcir.passes import run_pipeline
+from mlcir.passes.layout_nchwc import channel_block
+from mlcir.testing import onnx_models as om
+
+
+def graph_ops(model) -> collections.Counter:
+    """The graph ops of ``model`` after folding, the layout pass and dead-code removal."""
+    module = from_onnx(model)
+    run_pipeline(module, "graph-fold-constants,graph-layout-nchwc,graph-dce")
+    ops: collections.Counter = collections.Counter()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("graph."):
+            ops[op.name[6:]] += 1
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return ops
+
+
+def chain_model(nodes, x_shape, outputs, weights) -> onnx.ModelProto:
+    """A model of ``nodes`` reading the float input ``x`` and the constant ``weights``."""
+    graph_proto = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_empty_tensor_value_info(o) for o in outputs],
+        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()])
+    opsets = [helper.make_opsetid("", om.DEFAULT_OPSET)]
+    model = helper.make_model(graph_proto, opset_imports=opsets,
+                              ir_version=helper.find_min_ir_version_for(opsets))
+    model = shape_inference.infer_shapes(model, strict_mode=True)
+    del model.graph.value_info[:]
+    return model
+
+
+def check(model, inputs, layouts=("packed", "none")) -> None:
+    reference = list(om.reference(model, inputs).values())
+    for layout in layouts:
+        out = mlcir.build(from_onnx(model), layout=layout).main(**inputs)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        for got, want in zip(outs, reference):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=layout)
+
+
+@pytest.mark.parametrize("name, model, inputs, expected", [
+    # conv-bn-relu twice and a residual add of the input: one change in, one out.
+    ("resnet_block", om.resnet_block(), om.resnet_block_inputs(),
+     {"conv2d_nchwc": 2, "layout_transform": 2}),
+    # 3 input channels (one block of 3), 7x7/2 (taps 0..7 through the phase view), max pool.
+    ("stem", om.resnet50_stem(hw=32), om.resnet50_stem_inputs(hw=32),
+     {"conv2d_nchwc": 1, "max_pool2d_nchwc": 1, "layout_transform": 2}),
+    # 24 channels: blocks of 8; depthwise convolutions at strides 1 and 2; relu6 (clip).
+    ("mobilenet_v2", om.mobilenet_v2_blocks(channels=24, hw=14),
+     om.mobilenet_v2_blocks_inputs(channels=24, hw=14),
+     {"conv2d_nchwc": 6, "layout_transform": 2}),
+    # The chain ends at a flatten: the reshape reads NCHW, the matmuls stay as they are.
+    ("mnist_cnn", om.mnist_cnn(), om.mnist_cnn_inputs(),
+     {"conv2d_nchwc": 2, "max_pool2d_nchwc": 1, "layout_transform": 2, "matmul": 2}),
+])
+def test_models_run_blocked_and_match_onnxruntime(name, model, inputs, expected):
+    ops = graph_ops(model)
+    assert "conv2d" not in ops and "max_pool2d" not in ops, ops
+    for op, count in expected.items():
+        assert ops[op] == count, (op, ops)
+    check(model, inputs)
+
+
+def test_the_layout_option_turns_the_pass_off():
+    model = om.resnet_block()
+    module = from_onnx(model)
+    with module.context:
+        module.operation.attributes["mlcir.layout"] = ir.StringAttr.get("none")
+    run_pipeline(module, "graph-fold-constants,graph-layout-nchwc,graph-dce")
+    text = str(module)
+    assert "graph.conv2d_nchwc" not in text and "graph.layout_transform" not in text
+    assert text.count('"graph.conv2d"') == 2
+
+
+CONV = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+
+
+@pytest.mark.parametrize("channels, out_channels, attrs, blocked", [
+    (16, 32, CONV, True),
+    (16, 16, {**CONV, "strides": [2, 2]}, True),
+    (16, 16, {"kernel_shape": [3, 3], "pads": [2, 1, 2, 3], "dilations": [2, 2]}, True),
+    (16, 16, {"kernel_shape": [5, 3], "pads": [0, 2, 1, 0], "strides": [1, 3],
+              "dilations": [1, 2]}, True),
+    (3, 16, {"kernel_shape": [7, 7], "pads": [3, 3, 3, 3], "strides": [2, 2]}, True),
+    (24, 40, {"kernel_shape": [1, 1]}, True),
+    (32, 32, {**CONV, "group": 32}, True),                  # depthwise
+    (32, 32, {**CONV, "group": 32, "strides": [2, 2]}, True),
+    (32, 32, {**CONV, "group": 2}, False),                  # grouped: stays NCHW
+    (12, 16, CONV, True),                                   # one block of 12 channels
+    (20, 16, CONV, False),                                  # 20 channels: no block
+    (16, 20, CONV, False),                                  # 20 outputs: no block
+])
+def test_convolutions_of_every_kind(channels, out_channels, attrs, blocked):
+    rng = np.random.default_rng(0)
+    groups = attrs.get("group", 1)
+    kh, kw = attrs["kernel_shape"]
+    w = rng.standard_normal((out_channels, channels // groups, kh, kw)).astype(np.float32)
+    model = om.single_op("Conv", {"x": [1, channels, 13, 14]}, attrs, initializers={"w": w})
+    ops = graph_ops(model)
+    assert (ops["conv2d_nchwc"] == 1) == blocked, ops
+    assert ops["layout_transform"] == (2 if blocked else 0), ops
+    check(model, om.single_op_inputs(model))
+
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+    {"kernel_shape": [2, 2], "strides": [2, 2]},
+    {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1},
+    {"kernel_shape": [3, 2], "strides": [1, 1], "dilations": [2, 1], "pads": [0, 1, 2, 0]},
+])
+def test_max_pooling_after_a_blocked_convolution(attrs):
+    """Conv -> MaxPool -> GlobalAveragePool: the pools run blocked, and the global average's
+    [N, C/c, 1, 1, c] result is [N, C, 1, 1] by a reshape (no layout change at the end)."""
+    rng = np.random.default_rng(1)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["p"], **attrs),
+             helper.make_node("GlobalAveragePool", ["p"], ["y"])]
+    model = chain_model(nodes, [1, 8, 15, 15], ["y"],
+                        {"w": rng.standard_normal((16, 8, 3, 3)).astype(np.float32)})
+    ops = graph_ops(model)
+    assert ops["max_pool2d_nchwc"] == 1 and ops["layout_transform"] == 1, ops
+    check(model, om.example_inputs(model))
+
+
+def test_a_tensor_read_blocked_and_plain_changes_layout_once_each_way():
+    """relu(conv(x)) feeds a second convolution and is also a graph output: the second
+    convolution reads the blocked tensor; one change back serves the output."""
+    rng = np.random.default_rng(2)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Conv", ["r", "w2"], ["y"])]
+    model = chain_model(nodes, [1, 16, 8, 8], ["r", "y"], {
+        "w1": rng.standard_normal((16, 16, 3, 3)).astype(np.float32),
+        "w2": rng.standard_normal((16, 16, 1, 1)).astype(np.float32)})
+    ops = graph_ops(model)
+    assert ops["conv2d_nchwc"] == 2 and ops["layout_transform"] == 3, ops  # in, r, y
+    check(model, om.example_inputs(model))
+
+
+def test_the_blocked_ops_evaluate_as_their_nchw_originals():
+    """The numpy semantics constant folding uses: layout changes are inverse, conv2d_nchwc of
+    packed operands is conv2d."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 32, 7, 9)).astype(np.float32)
+    w = rng.standard_normal((16, 32, 3, 3)).astype(np.float32)
+    blocked = graph.OPS["layout_transform"].evaluate(x, src_layout="NCHW", dst_layout="NCHW8c")
+    assert blocked.shape == (2, 4, 7, 9, 8)
+    np.testing.assert_array_equal(
+        graph.OPS["layout_transform"].evaluate(blocked, src_layout="NCHW8c", dst_layout="NCHW"), x)
+    attrs = {"strides": [1, 2], "padding": [1, 0, 1, 2], "dilation": [1, 1], "groups": 1}
+    got = graph.OPS["conv2d_nchwc"].evaluate(blocked, graph.pack_filter(w, 8, 16), **attrs)
+    want = graph.OPS["conv2d"].evaluate(x, w, **attrs)
+    np.testing.assert_allclose(graph.from_blocked(got), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("src, dst, message", [
+    ("NCHW", "NCHW", "goes between NCHW and NCHW<c>c"),
+    ("NCHW", "NHWC", "neither NCHW nor NCHW<c>c"),
+    ("NCHW", "NCHW5c", "16 channels do not split into blocks of 5"),
+])
+def test_layout_transform_errors(src, dst, message):
+    from mlcir.dialects.opdef import TensorSpec
+
+    with pytest.raises(graph.ShapeError, match=message):
+        graph.OPS["layout_transform"].infer([TensorSpec((1, 16, 4, 4), ir.F32Type.get(
+            ir.Context()))], {"src_layout": src, "dst_layout": dst})
+
+
+def test_channel_blocks():
+    assert [channel_block(c) for c in (16, 64, 24, 40, 8, 12, 3)] == [16, 16, 8, 8, 8, None,
+                                                                         None]
