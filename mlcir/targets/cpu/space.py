@@ -61,7 +61,13 @@ def _vector_dims(block: Block) -> list[int]:
         channels = [d for d in out.terms[1][0] if d in spatial]
         width = [d for d in out.terms[3][0] if d in spatial]
         return sorted(([max(channels)] if channels else []) + width[:1])
-    return spatial[-2:]
+    dims = spatial[-2:]
+    if block.window and len(dims) == 2 and not folds_to_plain_dims(block, dims) and \
+            folds_to_plain_dims(block, dims[1:]):
+        # A window read through a stride in the width (an NCHW<c>c pooling): the channel
+        # block alone in the lanes, each output column a tile of its own.
+        return dims[1:]
+    return dims
 
 
 def _tile_reductions(block: Block) -> list[int]:
