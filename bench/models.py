@@ -50,11 +50,13 @@ for _name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # before numpy loads (M
     os.environ.pop(_name, None)
 
 import numpy as np  # noqa: E402
+from mlir import ir  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import mlcir  # noqa: E402
 from mlcir.frontend import from_onnx  # noqa: E402
+from mlcir.passes.layout_chains import LAYOUT_ATTR  # noqa: E402
 from mlcir.testing import blas, timing  # noqa: E402
 from mlcir.testing import onnx_models as om  # noqa: E402
 from mlcir.tune.tasks import extract_tasks  # noqa: E402
@@ -82,11 +84,27 @@ MODELS.update({  # the small models of issue 5's figures (docs/tuning.md)
 MATMUL = "matmul1024"
 
 
+# ``--layout none`` builds (and tunes) without graph-pack-weights and graph-layout-nchwc: the
+# "before" of the layout figures.
+LAYOUT = "packed"
+
+
 def _build(model: Any, target: str, schedule: str) -> tuple[Any, float]:
     """The executable of ``model`` and its import+compile seconds."""
     start = time.perf_counter()
-    ex = mlcir.build(from_onnx(model), target=target, schedule=schedule)
+    ex = mlcir.build(from_onnx(model), target=target, schedule=schedule, layout=LAYOUT)
     return ex, time.perf_counter() - start
+
+
+def add_layout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--layout", choices=("packed", "none"), default="packed",
+                        help="none: without packed weights and the NCHWc layout (the "
+                             "figures before them)")
+
+
+def set_layout(layout: str) -> None:
+    global LAYOUT
+    LAYOUT = layout
 
 
 def _check(ex: Any, inputs: dict[str, np.ndarray], expected: list[np.ndarray]) -> None:
@@ -109,11 +127,15 @@ def bench_model(name: str, threads: int, trials: int) -> dict:
         try:
             start = time.perf_counter()
             module = from_onnx(model)
+            if LAYOUT == "none":
+                with module.context:
+                    module.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get("none")
             db = mlcir.tune.tune_module(module, target=target, work_dir=work,
                                         max_trials_global=trials, num_trials_per_iter=8,
                                         verbose=0)
             tune_s = time.perf_counter() - start
-            executables["tuned"] = mlcir.build(module, target=target, records=db)
+            executables["tuned"] = mlcir.build(module, target=target, records=db,
+                                               layout=LAYOUT)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     for ex in executables.values():
@@ -245,7 +267,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=0,
                         help="also tune each model with this many trials (default: 0, no "
                              "tuning)")
+    add_layout_argument(parser)
     args = parser.parse_args()
+    set_layout(args.layout)
     names = args.models.split(",")
     unknown = sorted(set(names) - {*MODELS, MATMUL})
     if unknown:

@@ -1,7 +1,7 @@
 """Benchmark: strided, depthwise and pooling window ops, mlcir tuned next to onnxruntime.
 
     python bench/windows.py [--ops conv_s2,dwconv,dwconv_s2,maxpool_s2,avgpool_s2]
-                            [--trials 64] [--threads 1]
+                            [--trials 64] [--threads 1] [--layout packed|none]
 
 The ops ending in ``_r50``, ``_mbv2``, ``stem7x7_s2`` and ``global_avgpool`` are issue 14's
 per-op set at ResNet-50 / MobileNetV2 sizes; the matmuls with a constant right operand of that
@@ -82,7 +82,9 @@ def main() -> None:
     parser.add_argument("--ops", default=",".join(OPS))
     parser.add_argument("--trials", type=int, default=64)
     parser.add_argument("--threads", default="1")
+    model_bench.add_layout_argument(parser)
     args = parser.parse_args()
+    model_bench.set_layout(args.layout)
     model_bench.MODELS.update(OPS)
     print(model_bench.HEADER)
     for name in args.ops.split(","):
