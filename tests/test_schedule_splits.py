@@ -267,3 +267,29 @@ def test_reordered_levels_of_an_rfactor_block_are_refused():
     with pytest.raises(ScheduleError, match="which rfactor made .*reorder the levels before "
                                             "rfactor"):
         sch.reorder(b, a)
+
+
+@pytest.mark.parametrize("shape, perm, split_dim", [
+    ([16, 8, 56], [1, 2, 0], 1),          # [C, H, W] -> [H, W, C], W = 56 split by 16
+    ([1, 4, 16, 8, 56], [0, 1, 3, 4, 2], 3),  # NCHW (viewed) -> NCHW16c, as layout_transform
+    ([16, 56], [1, 0], 0),
+])
+def test_a_transpose_with_a_partial_vector_tile_is_right(shape, perm, split_dim):
+    """Upstream's masked vectorization of a transposed read gave wrong values (and a
+    segfault with a split by 12); such a tile is left scalar, with the reason on the op."""
+    out = [shape[p] for p in perm]
+    t = lambda s: "tensor<" + "x".join(map(str, s)) + "xf32>"  # noqa: E731
+    text = (f"func.func @main(%x: {t(shape)}) -> {t(out)} {{\n"
+            f"  %0 = tensor.empty() : {t(out)}\n"
+            f"  %t = linalg.transpose ins(%x : {t(shape)}) outs(%0 : {t(out)}) "
+            f"permutation = {perm}\n  return %t : {t(out)}\n}}\n")
+    for factor in (16, 12):
+        sch = mlcir.Schedule(text)
+        loops = sch.get_loops(sch.get_block("transpose"))
+        outer, inner = sch.split(loops[split_dim], [None, factor])
+        sch.reorder(*loops[:split_dim], outer, inner, *loops[split_dim + 1:])
+        sch.vectorize(inner)
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(mlcir.build(sch.mod).main(x), x.transpose(perm))
+        if len(shape) > 2:
+            assert "reads an operand transposed" in str(sch.mod)
