@@ -9,8 +9,8 @@ time, where NCHW stays 20% to 2.4x behind). The layout is chosen once for the gr
 - a ``conv2d`` with a constant filter becomes ``conv2d_nchwc`` with the filter packed at
   compile time (``[O/co, C/ci, KH, KW, ci, co]``, folded as a constant); a depthwise one reads
   ``[C/c, 1, KH, KW, 1, c]``, its channel block in the lanes. Blocks of 16 channels, else 8
-  (24, 40 channels), and an input with fewer channels than a block (an image's 3) is one block
-  of them all — the first layer needs no channel padding;
+  (24, 40 channels); a first layer reading fewer channels than a block (an image's 3) stays
+  NCHW, measured faster there (docs/tuning.md);
 - elementwise and broadcast ops (bias, batch-norm's scale and shift, activations, a
   residual add) with a blocked operand follow in the blocked layout, constant operands
   rearranged at compile time; ``max_pool2d`` of a blocked tensor becomes ``max_pool2d_nchwc``,
@@ -143,7 +143,9 @@ class _Converter:
         if x in self.blocked:
             in_block = self.blocked[x][1]
         else:
-            in_block = channel_block(c) or (c if c < 16 else None)
+            # An input of fewer channels than a block (an image's 3) stays NCHW: the 7x7/2
+            # stem ran at 102 GFLOPS in NCHW, 60 as one block of 3 (docs/tuning.md).
+            in_block = channel_block(c)
             if in_block is None:
                 return None
         w_array, attrs = _phase_taps(w_array, attrs)

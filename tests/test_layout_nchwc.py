@@ -63,20 +63,20 @@ def check(model, inputs, layouts=("packed", "none")) -> None:
     # conv-bn-relu twice and a residual add of the input: one change in, one out.
     ("resnet_block", om.resnet_block(), om.resnet_block_inputs(),
      {"conv2d_nchwc": 2, "layout_transform": 2}),
-    # 3 input channels (one block of 3), 7x7/2 (taps 0..7 through the phase view), max pool.
+    # 3 input channels: the stem's 7x7/2 and its max pool stay NCHW (measured faster).
     ("stem", om.resnet50_stem(hw=32), om.resnet50_stem_inputs(hw=32),
-     {"conv2d_nchwc": 1, "max_pool2d_nchwc": 1, "layout_transform": 2}),
+     {"conv2d_nchwc": 0, "max_pool2d_nchwc": 0, "layout_transform": 0}),
     # 24 channels: blocks of 8; depthwise convolutions at strides 1 and 2; relu6 (clip).
     ("mobilenet_v2", om.mobilenet_v2_blocks(channels=24, hw=14),
      om.mobilenet_v2_blocks_inputs(channels=24, hw=14),
      {"conv2d_nchwc": 6, "layout_transform": 2}),
     # The chain ends at a flatten: the reshape reads NCHW, the matmuls stay as they are.
+    # conv1 reads 1 channel (NCHW); conv2 and the pool run blocked, the flatten reads NCHW.
     ("mnist_cnn", om.mnist_cnn(), om.mnist_cnn_inputs(),
-     {"conv2d_nchwc": 2, "max_pool2d_nchwc": 1, "layout_transform": 2, "matmul": 2}),
+     {"conv2d_nchwc": 1, "max_pool2d_nchwc": 1, "layout_transform": 2, "matmul": 2}),
 ])
 def test_models_run_blocked_and_match_onnxruntime(name, model, inputs, expected):
     ops = graph_ops(model)
-    assert "conv2d" not in ops and "max_pool2d" not in ops, ops
     for op, count in expected.items():
         assert ops[op] == count, (op, ops)
     check(model, inputs)
@@ -102,12 +102,13 @@ CONV = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
     (16, 16, {"kernel_shape": [3, 3], "pads": [2, 1, 2, 3], "dilations": [2, 2]}, True),
     (16, 16, {"kernel_shape": [5, 3], "pads": [0, 2, 1, 0], "strides": [1, 3],
               "dilations": [1, 2]}, True),
-    (3, 16, {"kernel_shape": [7, 7], "pads": [3, 3, 3, 3], "strides": [2, 2]}, True),
+    (3, 16, {"kernel_shape": [7, 7], "pads": [3, 3, 3, 3], "strides": [2, 2]}, False),
+    (16, 16, {"kernel_shape": [7, 7], "pads": [3, 3, 3, 3], "strides": [2, 2]}, True),
     (24, 40, {"kernel_shape": [1, 1]}, True),
     (32, 32, {**CONV, "group": 32}, True),                  # depthwise
     (32, 32, {**CONV, "group": 32, "strides": [2, 2]}, True),
     (32, 32, {**CONV, "group": 2}, False),                  # grouped: stays NCHW
-    (12, 16, CONV, True),                                   # one block of 12 channels
+    (12, 16, CONV, False),                                  # fewer than a block: NCHW
     (20, 16, CONV, False),                                  # 20 channels: no block
     (16, 20, CONV, False),                                  # 20 outputs: no block
 ])
