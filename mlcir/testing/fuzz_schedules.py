@@ -72,11 +72,21 @@ def _row_sum(rng: random.Random):
     return kernels.row_sum(_extent(rng, 2, 40), _extent(rng, 3, 100))
 
 
+def _transpose_relu(rng: random.Random):
+    from . import kernels
+    rank = rng.choice([2, 3, 4])
+    perm = list(range(rank))
+    while perm == sorted(perm):
+        rng.shuffle(perm)
+    return kernels.transpose_relu([_extent(rng, 2, 20) for _ in range(rank)], perm)
+
+
 KERNELS: dict[str, Callable[[random.Random], tuple[str, Callable[..., np.ndarray]]]] = {
     "matmul_bias_relu": _matmul_bias_relu,
     "conv2d": _conv2d,
     "softmax": _softmax,
     "row_sum": _row_sum,
+    "transpose_relu": _transpose_relu,
 }
 
 

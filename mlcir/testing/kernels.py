@@ -7,7 +7,7 @@ answer. The kernels are written as people write them for mlir-opt: linalg on ten
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -103,6 +103,31 @@ func.func @main(%X: {x}) -> tensor<{m}xf32> {{
   return %s : tensor<{m}xf32>
 }}"""
     return text, lambda xv: xv.sum(axis=1)
+
+
+def transpose_relu(shape: Sequence[int] = (8, 16, 24), perm: Sequence[int] = (1, 2, 0)) -> Kernel:
+    """``R = relu(transpose(X, perm))``: a ``linalg.transpose`` block ``T`` (a layout change,
+    as graph-layout-nchwc's) and an elementwise block ``R``."""
+    out = [shape[p] for p in perm]
+    x, y = (f"tensor<{'x'.join(map(str, s))}xf32>" for s in (shape, out))
+    ident = f"affine_map<({', '.join(f'd{i}' for i in range(len(out)))}) -> " \
+            f"({', '.join(f'd{i}' for i in range(len(out)))})>"
+    text = f"""
+func.func @main(%X: {x}) -> {y} {{
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : {y}
+  %t = linalg.transpose {{loop.block = "T"}} ins(%X : {x}) outs(%e : {y}) permutation = {list(perm)}
+  %e2 = tensor.empty() : {y}
+  %r = linalg.generic {{indexing_maps = [{ident}, {ident}],
+                        iterator_types = [{', '.join(['"parallel"'] * len(out))}], loop.block = "R"}}
+       ins(%t : {y}) outs(%e2 : {y}) {{
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.maximumf %a, %z : f32
+      linalg.yield %m : f32
+  }} -> {y}
+  return %r : {y}
+}}"""
+    return text, lambda xv: np.maximum(xv.transpose(perm), 0)
 
 
 def softmax(m: int = 32, n: int = 128) -> Kernel:
