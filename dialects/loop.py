@@ -50,6 +50,19 @@ def is_linalg(op: ir.Operation) -> bool:
     return op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index")
 
 
+def dps_inits(op: ir.Operation | ir.OpView) -> list[ir.Value]:
+    """A linalg op's destinations (its last operands, one per result): ``outputs`` of a
+    generic, ``init`` of ``linalg.transpose``, whatever the op's builder calls them."""
+    op = op.operation
+    return list(op.operands)[len(op.operands) - len(op.results):]
+
+
+def dps_inputs(op: ir.Operation | ir.OpView) -> list[ir.Value]:
+    """A linalg op's operands before its destinations."""
+    op = op.operation
+    return list(op.operands)[:len(op.operands) - len(op.results)]
+
+
 def iterator_kinds(op: ir.Operation) -> list[str]:
     """``spatial``/``reduction`` for each loop of a linalg op (reduction = absent from outputs;
     a dim in an output expression, ``g * M + m``, is spatial)."""

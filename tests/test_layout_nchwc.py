@@ -59,23 +59,23 @@ def check(model, inputs, layouts=("packed", "none")) -> None:
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=layout)
 
 
-@pytest.mark.parametrize("name, model, inputs, expected", [
+@pytest.mark.parametrize("model, inputs, expected", [
     # conv-bn-relu twice and a residual add of the input: one change in, one out.
-    ("resnet_block", om.resnet_block(), om.resnet_block_inputs(),
+    (om.resnet_block(), om.resnet_block_inputs(),
      {"conv2d_nchwc": 2, "layout_transform": 2}),
     # 3 input channels: the stem's 7x7/2 and its max pool stay NCHW (measured faster).
-    ("stem", om.resnet50_stem(hw=32), om.resnet50_stem_inputs(hw=32),
+    (om.resnet50_stem(hw=32), om.resnet50_stem_inputs(hw=32),
      {"conv2d_nchwc": 0, "max_pool2d_nchwc": 0, "layout_transform": 0}),
     # 24 channels: blocks of 8; depthwise convolutions at strides 1 and 2; relu6 (clip).
-    ("mobilenet_v2", om.mobilenet_v2_blocks(channels=24, hw=14),
+    (om.mobilenet_v2_blocks(channels=24, hw=14),
      om.mobilenet_v2_blocks_inputs(channels=24, hw=14),
      {"conv2d_nchwc": 6, "layout_transform": 2}),
     # The chain ends at a flatten: the reshape reads NCHW, the matmuls stay as they are.
     # conv1 reads 1 channel (NCHW); conv2 and the pool run blocked, the flatten reads NCHW.
-    ("mnist_cnn", om.mnist_cnn(), om.mnist_cnn_inputs(),
+    (om.mnist_cnn(), om.mnist_cnn_inputs(),
      {"conv2d_nchwc": 1, "max_pool2d_nchwc": 1, "layout_transform": 2, "matmul": 2}),
-])
-def test_models_run_blocked_and_match_onnxruntime(name, model, inputs, expected):
+], ids=["resnet_block", "stem", "mobilenet_v2", "mnist_cnn"])
+def test_models_run_blocked_and_match_onnxruntime(model, inputs, expected):
     ops = graph_ops(model)
     for op, count in expected.items():
         assert ops[op] == count, (op, ops)

@@ -642,3 +642,22 @@ def test_transform_layout_after_reordering_the_init_levels_is_refused():
     with pytest.raises(ScheduleError, match="the split levels of block 'C_init' were "
                        "reordered, which reshapes it"):
         sch.transform_layout(sch.get_block("C"), ("write", 0), lambda i, j: (j, i))
+
+
+# -- a named op that is not a generic: linalg.transpose (fuzz_schedules --seed 39) ---------------
+
+def test_inlining_and_memory_primitives_take_a_transpose():
+    """Cases 4 and 45 crashed: the rewrites read a generic's ``inputs``/``outputs`` and an
+    Operation's ``block`` from ``linalg.transpose`` (an OpView whose destination is ``init``)."""
+    text, reference = kernels.transpose_relu((6, 10, 12), (1, 2, 0))
+    x, = kernels.random_inputs(text)
+    sch = mlcir.Schedule(text)
+    sch.reverse_compute_inline(sch.get_block("R"))
+    np.testing.assert_array_equal(mlcir.build(sch.mod).main(x), reference(x))
+    replayed(sch, text)
+    sch = mlcir.Schedule(text)
+    t = sch.get_block("T")
+    sch.set_scope(t, 0, "local")
+    sch.storage_align(t, 0, 1, 16, 3)
+    sch.compute_inline(t)
+    np.testing.assert_array_equal(mlcir.build(sch.mod).main(x), reference(x))

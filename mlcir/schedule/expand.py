@@ -19,7 +19,7 @@ import math
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from mlcir.dialects.loop import BLOCK_ATTR, iterator_kinds, tag_block
+from mlcir.dialects.loop import BLOCK_ATTR, dps_inputs, iterator_kinds, tag_block
 
 from .errors import ScheduleError
 from .inline import _find, _generalized, clone_body
@@ -49,7 +49,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
         combined = combined + ir.AffineDimExpr.get(d) * stride
     substitution = ir.AffineMap.get(total, 0, [combined if d == dim else ir.AffineDimExpr.get(d)
                                                for d in range(n_dims)])
-    n_inputs = len(op.opview.inputs)
+    n_inputs = len(dps_inputs(op))
     operands, new_maps, collapse = [], [], []
     padded_from = None  # the extent of `dim` when the levels cover more (a partial split)
     with ir.InsertionPoint(op), op.location:

@@ -15,7 +15,8 @@ from mlir import ir
 from mlir.dialects import linalg
 from mlir.dialects.transform import structured
 
-from mlcir.dialects.loop import BLOCK_ATTR, is_linalg, iterator_kinds, tag_block
+from mlcir.dialects.loop import (BLOCK_ATTR, dps_inits, dps_inputs, is_linalg, iterator_kinds,
+                                 tag_block)
 from mlcir.transform import annotate, apply, match_attr, new_script
 
 from .errors import ScheduleError
@@ -77,7 +78,7 @@ def check_inlinable(module: ir.Module, func_name: str, block: str) -> str | None
             return f"consumer '{consumer.name}' indexes an operand with an expression"
     if op.name == "linalg.generic":
         body = op.regions[0].blocks[0]
-        n_inputs = len(op.opview.inputs)
+        n_inputs = len(dps_inputs(op))
         if any(True for _ in body.arguments[n_inputs].uses):
             return f"block '{block}' reads its destination; it is not a pure elementwise op"
         if any(o.operation.name == "linalg.index" for o in body.operations):
@@ -88,6 +89,7 @@ def check_inlinable(module: ir.Module, func_name: str, block: str) -> str | None
 
 def _generalized(module: ir.Module, op: ir.Operation) -> ir.Operation:
     """``op`` as a ``linalg.generic`` (named ops are generalized with the transform dialect)."""
+    op = op.operation  # an OpView (a value's owner) or the Operation
     if op.name == "linalg.generic":
         return op
     name = ir.StringAttr(op.attributes[BLOCK_ATTR]).value
@@ -153,9 +155,9 @@ def _fuse_into(producer: ir.Operation, consumer: ir.Operation) -> ir.Operation:
     """A new generic computing ``consumer`` with ``producer`` recomputed in its body."""
     p_maps = _maps(producer)
     c_maps = _maps(consumer)
-    p_inputs = list(producer.opview.inputs)
-    c_inputs = list(consumer.opview.inputs)
-    c_outputs = list(consumer.opview.outputs)
+    p_inputs = dps_inputs(producer)
+    c_inputs = dps_inputs(consumer)
+    c_outputs = dps_inits(consumer)
     n_dims = ir.AffineMapAttr(linalg.get_indexing_maps(consumer)[0]).value.n_dims
     reads = [i for i, v in enumerate(c_inputs) if v == producer.results[0]]
     keep = [i for i in range(len(c_inputs)) if i not in reads]
@@ -211,7 +213,7 @@ def apply_inline(module: ir.Module, kind: str, func_name: str, block: str) -> No
         producer.erase()
     elif kind == "reverse_compute_inline":
         consumer = _generalized(module, op)
-        producer_op = next(v.owner for v in consumer.opview.inputs
+        producer_op = next(v.owner for v in dps_inputs(consumer)
                            if not isinstance(v.owner, ir.Block) and BLOCK_ATTR in v.owner.attributes)
         producer = _generalized(module, producer_op)
         name = ir.StringAttr(producer.attributes[BLOCK_ATTR]).value

@@ -30,7 +30,7 @@ from typing import Any, Callable
 from mlir import ir
 from mlir.dialects import affine, linalg, tensor
 
-from mlcir.dialects.loop import BLOCK_ATTR, is_linalg, tag_block
+from mlcir.dialects.loop import BLOCK_ATTR, dps_inits, dps_inputs, is_linalg, tag_block
 
 from .errors import PrimitiveError, ScheduleError
 from .inline import _find, _generalized, clone_body
@@ -163,7 +163,7 @@ def _apply(module: ir.Module, func_name: str, data: dict[str, str]) -> None:
     new_type = ir.RankedTensorType.get(new_shape, old_type.element_type)
     _copy_back_results(producer, data["block"])
     consumers = [use.owner for use in producer.results[0].uses]
-    old_init = producer.opview.outputs[0].owner
+    old_init = dps_inits(producer)[0].owner
     with producer.location:
         new_producer = _relayout_producer(producer, results, shape, new_type)
     for consumer in dict.fromkeys(consumers):
@@ -246,12 +246,12 @@ def _relayout_producer(op: ir.Operation, results: list[LayoutResult], shape: lis
     new_maps = [ir.AffineMap.get(n_dims, 0, [e.compose(sub_map) for e in m.results])
                 for m in maps[:-1]]
     new_maps.append(ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(d) for d in range(n_new)]))
-    init = _new_init(op.opview.outputs[0], new_type)
+    init = _new_init(dps_inits(op)[0], new_type)
     new_iterators = ir.ArrayAttr.get(
         [ir.Attribute.parse("#linalg.iterator_type<parallel>")] * n_new
         + [ir.Attribute.parse("#linalg.iterator_type<reduction>")] * len(reductions))
     with ir.InsertionPoint(op):
-        new = linalg.GenericOp_(list(op.opview.inputs), [init], new_maps, new_iterators)
+        new = linalg.GenericOp_(dps_inputs(op), [init], new_maps, new_iterators)
     body = op.regions[0].blocks[0]
     if any(o.operation.name == "linalg.index" for o in body.operations):
         raise ScheduleError(f"{KIND}: block reads its loop indices (linalg.index)")
@@ -285,8 +285,8 @@ def _read_by_extract(consumer: ir.Operation, old: ir.Value, new: ir.Value,
                      results: list[LayoutResult]) -> None:
     """Replace ``consumer``'s operand(s) reading ``old`` by ``tensor.extract`` of ``new`` at
     the mapped indices, in its body."""
-    inputs = list(consumer.opview.inputs)
-    outputs = list(consumer.opview.outputs)
+    inputs = dps_inputs(consumer)
+    outputs = dps_inits(consumer)
     maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(consumer)]
     reads = [i for i, v in enumerate(inputs) if v == old]
     if any(v == old for v in outputs):

@@ -16,6 +16,8 @@ import json
 from mlir import ir
 from mlir.dialects import bufferization
 
+from mlcir.dialects.loop import dps_inits
+
 from .errors import PrimitiveError, ScheduleError
 from .inline import _find
 
@@ -54,7 +56,7 @@ def result_problem(op: ir.Operation | None, func_name: str, block: str, prim: st
 def fresh_destination(op: ir.Operation) -> ir.Operation | None:
     """The ``tensor.empty`` (or ``alloc_tensor``, a scope set before) that is ``op``'s
     destination, directly or through a fill."""
-    value = op.opview.outputs[0]
+    value = dps_inits(op)[0]
     for _ in range(2):
         owner = value.owner
         if isinstance(owner, ir.Block):
@@ -64,7 +66,7 @@ def fresh_destination(op: ir.Operation) -> ir.Operation | None:
             return owner
         if owner.name != "linalg.fill":
             return None
-        value = owner.opview.outputs[0]
+        value = dps_inits(owner)[0]
     return None
 
 
@@ -81,7 +83,7 @@ def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
         with ir.InsertionPoint(empty):
             alloc = bufferization.AllocTensorOp(
                 empty.results[0].type, [], memory_space=ir.Attribute.parse(space) if space else None)
-        user = op if op.opview.outputs[0].owner == empty else op.opview.outputs[0].owner
+        user = op if dps_inits(op)[0].owner == empty else dps_inits(op)[0].owner
         user = user.operation if hasattr(user, "operation") else user
         for i, operand in enumerate(user.operands):
             if operand == empty.results[0]:
