@@ -661,3 +661,20 @@ def test_inlining_and_memory_primitives_take_a_transpose():
     sch.storage_align(t, 0, 1, 16, 3)
     sch.compute_inline(t)
     np.testing.assert_array_equal(mlcir.build(sch.mod).main(x), reference(x))
+
+
+def test_a_block_computed_inside_a_vector_tile_keeps_the_tile_scalar():
+    """fuzz_schedules --seed 40 --case 5321 summed wrong: C's init decomposed at its j loop,
+    j vectorized (the init inside the one vector operation), then C computed at D's rows.
+    The tile now stays scalar, with the reason on the op."""
+    text, reference = kernels.matmul_bias_relu(16, 14, 3)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    _, j, k = sch.get_loops(c)
+    sch.decompose_reduction(c, k)
+    sch.vectorize(j)
+    sch.compute_at(c, sch.get_loops(sch.get_block("D"))[0])
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-5, atol=1e-5)
+    assert "block 'C_init' is computed inside the vector tile" in str(sch.mod)

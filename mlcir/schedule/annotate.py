@@ -67,8 +67,18 @@ def vector_tile_problem(state: KernelState, block: Block, loop: Loop) -> str | N
             return (f"loop {state.loop_name(inner)} inside the vector tile is parallel, bound, "
                     "unrolled or vectorized")
         size *= inner.extent
+    tile = set(chain[chain.index(loop.id):])
+    inside = sorted(b.name for b in state.blocks.values() if b.attach is not None
+                    and not b.inlined and b.attach.loop in tile and b.func == block.func)
+    if inside:
+        # The tile is one vector operation: a block computed inside it has no place (a
+        # decomposed init at the vectorized loop, then compute_at of the nest, summed wrong:
+        # fuzz_schedules --seed 40 --case 5321).
+        return (f"block '{inside[0]}' is computed inside the vector tile under loop "
+                f"{state.loop_name(loop)}: the tile is one vector operation, with no place "
+                "for it")
     if block.window:
-        outside = set(state.enclosing(block)) - set(chain[chain.index(loop.id):])
+        outside = set(state.enclosing(block)) - tile
         if any(tile_bound(state, block, d, outside)[1] for d in range(len(block.kinds))):
             return (f"the tile under loop {state.loop_name(loop)} can be partial (a split "
                     f"that does not divide) and block '{block.name}' reads through a window: "
