@@ -22,7 +22,7 @@ from mlcir.dialects import graph
 from .constants import constant_array, make_constant
 
 LAYOUT_ATTR = "mlcir.layout"
-_CHAIN_PATTERNS = ("elementwise", "broadcast")
+CHAIN_PATTERNS = ("elementwise", "broadcast")
 
 # (an operand's static shape, the chain's original shape) -> the operand's shape in the new
 # layout, or None when it has none (the chain stops before that op).
@@ -73,21 +73,27 @@ def _relaid_op(user: ir.Operation, original: ir.Value, relaid: ir.Value, shape: 
     when it is no elementwise op keeping ``shape``."""
     short = user.name.split(".", 1)[1] if user.name.startswith("graph.") else ""
     opdef = graph.OPS.get(short)
-    if opdef is None or opdef.pattern not in _CHAIN_PATTERNS or len(user.results) != 1 or \
+    if opdef is None or opdef.pattern not in CHAIN_PATTERNS or len(user.results) != 1 or \
             any(a.kind in ("ints", "dense") for a in opdef.attrs) or \
             static_shape(user.results[0]) != shape:
         return None
-    attrs = {a.name: a.read(user.attributes[a.name]) for a in opdef.attrs}
-    with ir.InsertionPoint(user), user.location:
+    return rebuilt(user, short, lambda value: relaid if value == original
+                   else _relaid_operand(value, shape, operand_shape))
+
+
+def rebuilt(op: ir.Operation, short: str,
+            operand_for: Callable[[ir.Value], ir.Value | None]) -> ir.Value | None:
+    """``op`` (``graph.<short>``, one result) built again at its place on the operands
+    ``operand_for`` gives for its own (at the insertion point before ``op``); None when an
+    operand has none or the op does not take the new shapes."""
+    attrs = graph.OPS[short].read_attrs(op)
+    with ir.InsertionPoint(op), op.location:
         operands = []
-        for value in user.operands:
-            if value == original:
-                operands.append(relaid)
-                continue
-            other = _relaid_operand(value, shape, operand_shape)
-            if other is None:
+        for value in op.operands:
+            new = operand_for(value)
+            if new is None:
                 return None
-            operands.append(other)
+            operands.append(new)
         try:
             result = graph.build(short, operands, attrs)
         except graph.ShapeError:

@@ -37,12 +37,11 @@ from mlcir.dialects.loop import KERNEL_ATTR
 
 from .constants import constant_array, make_constant
 from .graph_to_loop import functions
-from .layout_chains import layout_disabled, static_shape
+from .layout_chains import CHAIN_PATTERNS, layout_disabled, rebuilt, static_shape
 from .registry import ModulePass, register_pass
 
 __all__ = ["LayoutNCHWc", "layout_nchwc", "channel_block"]
 
-_CHAIN_PATTERNS = ("elementwise", "broadcast")
 _SPATIAL_REDUCTIONS = ("graph.mean", "graph.sum", "graph.max", "graph.min")
 
 
@@ -122,7 +121,7 @@ class _Converter:
             return self._spatial_reduction(op)
         short = op.name.split(".", 1)[1] if op.name.startswith("graph.") else ""
         opdef = graph.OPS.get(short)
-        if opdef is not None and opdef.pattern in _CHAIN_PATTERNS and not any(
+        if opdef is not None and opdef.pattern in CHAIN_PATTERNS and not any(
                 a.kind in ("ints", "dense") for a in opdef.attrs):
             return self._elementwise(op, short)
         return None
@@ -185,20 +184,8 @@ class _Converter:
                       and static_shape(v) == shape), None)
         if block is None:
             return None
-        attrs = graph.OPS[short].read_attrs(op)
-        with ir.InsertionPoint(op), op.location:
-            operands = []
-            for value in op.operands:
-                blocked = self._blocked_operand(value, shape, block)
-                if blocked is None:
-                    return None
-                operands.append(blocked)
-            try:
-                result = graph.build(short, operands, attrs)
-            except graph.ShapeError:
-                return None
-        assert isinstance(result, ir.Value)
-        return result, block
+        result = rebuilt(op, short, lambda value: self._blocked_operand(value, shape, block))
+        return None if result is None else (result, block)
 
     # -- values in the blocked layout --------------------------------------------------------
     def _blocked_input(self, x: ir.Value, block: int) -> ir.Value:
