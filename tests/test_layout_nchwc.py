@@ -191,3 +191,38 @@ def test_layout_transform_errors(src, dst, message):
 def test_channel_blocks():
     assert [channel_block(c) for c in (16, 64, 24, 40, 8, 12, 3)] == [16, 16, 8, 8, 8, None,
                                                                          None]
+
+
+@pytest.mark.parametrize("model", [
+    om.resnet_block(),                                        # 3x3/1 dense, bias, relu, add
+    om.mobilenet_v2_blocks(channels=16, hw=10),               # 1x1, depthwise /1 and /2
+], ids=["resnet_block", "mobilenet_v2"])
+def test_sampled_schedules_of_the_blocked_kernels_build_and_match(model):
+    """The default design space on every blocked kernel (fixed seeds): each sample builds and
+    matches the unscheduled kernel, or is refused with a ScheduleError; each kernel gets at
+    least one valid sample, and its default schedule (the rules' choice) matches too."""
+    from mlcir.schedule import ScheduleError, Schedule
+    from mlcir.testing.kernels import random_inputs
+    from mlcir.tune.space import default_schedule, default_space
+    from mlcir.tune.tasks import extract_tasks
+
+    tasks = [t for t in extract_tasks(from_onnx(model)) if "nchwc" in t.name]
+    assert tasks
+    for task in tasks:
+        reference = mlcir.build(task.module, schedule="none")
+        inputs = random_inputs(str(task.module))
+        expected = reference.main(*inputs)
+        got = mlcir.build(default_schedule(task.module).mod).main(*inputs)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4, err_msg=task.name)
+        valid = 0
+        for seed in range(3):
+            sch = Schedule(task.module, seed=seed)
+            try:
+                default_space("llvm")(sch)
+                got = mlcir.build(sch.mod).main(*inputs)
+            except ScheduleError:
+                continue
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"{task.name}, seed {seed}:\n{sch.trace}")
+            valid += 1
+        assert valid, f"no valid schedule of {task.name} in 3 samples"
