@@ -27,6 +27,7 @@ turns it off, as it does ``graph-pack-weights``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -148,9 +149,7 @@ class _Converter:
             if in_block is None:
                 return None
         w_array, attrs = _phase_taps(w_array, attrs)
-        if depthwise:
-            if in_block != out_block and o % in_block == 0:
-                out_block = in_block
+        if depthwise:  # one block for input and output channels, the same channels
             in_block = out_block
             packed = graph.pack_filter(w_array, 1, out_block)
         else:
@@ -168,13 +167,7 @@ class _Converter:
         if list(attrs["axes"]) != [2, 3]:
             return None
         with ir.InsertionPoint(op), op.location:
-            reduced = graph.build(short, [x], attrs)
-            if not attrs["keepdims"]:  # [N, C/c, c] is [N, C] in the same order: a view
-                plain = graph.reshape(reduced, shape=static_shape(op.results[0]))
-                op.results[0].replace_all_uses_with(plain)
-                op.erase()
-                return None
-        return reduced, block
+            return graph.build(short, [x], attrs), block
 
     def _elementwise(self, op: ir.Operation, short: str) -> tuple[ir.Value, int] | None:
         shape = static_shape(op.results[0])
@@ -228,11 +221,11 @@ class _Converter:
 
     def _replace(self, op: ir.Operation, new: ir.Value, block: int) -> None:
         """``op``'s NCHW result becomes the NCHW form of ``new``: a layout change after it
-        (a reshape where H = W = 1), which a later blocked reader skips."""
+        (a reshape where H = W = 1 or reduced away), which a later blocked reader skips."""
         shape = static_shape(op.results[0])
         assert shape is not None
         with ir.InsertionPoint(op), op.location:
-            if shape[2] == shape[3] == 1:
+            if math.prod(shape[2:]) == 1:  # [N, C/c, (1, 1,) c] is [N, C(, 1, 1)]: a view
                 plain = graph.reshape(new, shape=shape)
             else:
                 plain = graph.layout_transform(new, src_layout=f"NCHW{block}c",
@@ -240,7 +233,8 @@ class _Converter:
         op.results[0].replace_all_uses_with(plain)
         op.erase()
         self.plain_forms.append(plain.owner)
-        self.blocked[plain] = (new, block)
+        if len(shape) == 4:
+            self.blocked[plain] = (new, block)
 
 
 @register_pass

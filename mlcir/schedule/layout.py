@@ -43,9 +43,9 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
         raise PrimitiveError(KIND, problem)
     consumers = [c for c, _ in state.consumers(producer)]
     init = state.init_producer(producer)
-    # The producer (and its init) get fresh loops: nothing may be placed at them, nor they
-    # anywhere. The consumers keep their loops and places; only their operands change (the
-    # tensor is read by tensor.extract), which cache stages name by position.
+    # The producer (and its init) iterate over the new layout: nothing may be placed at their
+    # loops, nor they anywhere. The consumers keep their loops and places; only their operands
+    # change (the tensor is read by tensor.extract), which cache stages name by position.
     for b in [producer] + ([init] if init else []):
         if b.origin or b.attach is not None or any(
                 x.attach is not None and x.attach.target == b.name and not x.inlined

@@ -433,13 +433,6 @@ class Emitter:
             else:
                 decompose = True
                 reason = _undecomposable(block, [size for size, _ in bounds])
-        if reason is None and vectorize and any(partial for _, partial in bounds) and \
-                _reads_transposed(block):
-            # Upstream MLIR 22.1 masks such a read wrongly: a 3-D transpose [C, H, W] ->
-            # [H, W, C] with a partial tile of W gave wrong values, a 5-D one a segfault
-            # (2-D transposes and matmuls' [k, j] reads came out right).
-            reason = ("its tile can be partial and it reads an operand transposed, which "
-                      "upstream's masked vectorization gets wrong: split by a divisor")
         if reason is not None:
             vectorize = False
             annotate(handle, "loop.not_vectorized", ir.StringAttr.get(reason))
@@ -662,15 +655,3 @@ def materialize(original: ir.Module, state: KernelState, trace: Trace) -> ir.Mod
             raise
         return module
 
-
-def _reads_transposed(block: Block) -> bool:
-    """Whether ``block`` is a transpose of three or more dims: no reduction, an operand read
-    with its dims out of the loop order. (Masked matmul tiles, whose right operand is read
-    ``[k, j]``, and 2-D transposes came out right.)"""
-    if REDUCTION in block.kinds:
-        return False
-    for operand in block.operands:
-        dims = [d for d in operand.map_results if d is not None]
-        if len(dims) >= 3 and dims != sorted(dims):
-            return True
-    return False
