@@ -226,3 +226,23 @@ def test_sampled_schedules_of_the_blocked_kernels_build_and_match(model):
                                        err_msg=f"{task.name}, seed {seed}:\n{sch.trace}")
             valid += 1
         assert valid, f"no valid schedule of {task.name} in 3 samples"
+
+
+def test_a_spatial_mean_without_kept_dims_reads_the_blocked_tensor():
+    """ReduceMean over H and W with keepdims=0 after a blocked convolution: the blocked
+    [N, C/c, c] result is [N, C] by a reshape, no layout change at the end."""
+    rng = np.random.default_rng(4)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMean", ["c"], ["y"], axes=[2, 3], keepdims=0)]
+    opsets = [helper.make_opsetid("", 13)]
+    graph_proto = helper.make_graph(
+        nodes, "mean", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 6, 6])],
+        [helper.make_empty_tensor_value_info("y")],
+        initializer=[numpy_helper.from_array(
+            rng.standard_normal((32, 16, 3, 3)).astype(np.float32), "w")])
+    model = shape_inference.infer_shapes(
+        helper.make_model(graph_proto, opset_imports=opsets,
+                          ir_version=helper.find_min_ir_version_for(opsets)), strict_mode=True)
+    ops = graph_ops(model)
+    assert ops["conv2d_nchwc"] == 1 and ops["layout_transform"] == 1 and ops["mean"] == 1, ops
+    check(model, om.example_inputs(model))
