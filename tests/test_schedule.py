@@ -461,6 +461,77 @@ def test_inlining_keeps_the_cache_stages_of_the_blocks_that_remain(mbr, inline):
     assert str(sch.as_transform()).count("promote_tensor") == 2
 
 
+@pytest.mark.parametrize("placed", [False, True])
+def test_compute_inline_moves_a_copy_of_its_input_placed_at_its_own_loops(mbr, placed):
+    """D's bias copied at D's row loop, then D inlined into E: D's loops go, so the copy is
+    made where D was computed (E's row loop) or, D at the root, whole before E."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    if placed:
+        sch.compute_at(d, sch.get_loops(e)[0])
+    stage = sch.cache_read(d, 1, "local")
+    sch.compute_at(stage, sch.get_loops(d)[-2])
+    sch.compute_inline(d)
+    origin = sch.state.blocks[("main", "D_read1_local")]
+    assert origin.origin["source"] == "E"
+    assert (origin.attach is not None) == placed
+    if placed:
+        assert origin.attach.target == "E"
+    assert run(sch, text, ref) < 1e-5
+    assert str(sch.as_transform()).count("promote_tensor") == 1
+    other = mlcir.Schedule(text)  # a copy of its result has nothing left to copy
+    other.cache_write(other.get_block("D"), 0, "local")
+    with pytest.raises(ScheduleError, match="an operand of block 'D' is cached"):
+        other.compute_inline(other.get_block("D"))
+
+
+def test_reverse_compute_inline_of_a_consumer_computed_at_its_producer(mbr):
+    """E computed at D's row loop, then inlined into D: E's loops go with it, D keeps its
+    own (split here), as TVM keeps the producer's loops (fuzz_schedules --seed 41)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    i, j = sch.get_loops(d)
+    sch.reverse_compute_at(e, i)
+    sch.split(j, [None, 16])
+    sch.reverse_compute_inline(e)
+    assert [sch.get(loop).extent for loop in sch.get_loops(d)] == [32, 4, 16]
+    assert sch.state.blocks[("main", "D")].attach is None
+    assert run(sch, text, ref) < 1e-5
+    from mlcir import te  # a consumer over another domain: B would take over C's loops
+    A = te.placeholder((6, 10), name="A")
+    B = te.compute((6, 10), lambda i, j: A[i, j] + 1.0, name="B")
+    C = te.compute((10, 6), lambda i, j: B[j, i] * 2.0, name="C")
+    other = mlcir.Schedule(te.create_prim_func([A, C]))
+    other.reverse_compute_at(other.get_block("C"), other.get_loops(other.get_block("B"))[0])
+    with pytest.raises(ScheduleError, match="block 'C' is computed at block 'B': the producer "
+                       "cannot take over loops it shares with another block"):
+        other.reverse_compute_inline(other.get_block("C"))
+
+
+def test_reverse_compute_inline_keeps_a_scheduled_producers_loops(mbr):
+    """D and E both scheduled, E reading D over the same domain: TVM keeps the producer's
+    loops and drops the consumer's. A consumer over another domain is refused then (the
+    producer would have to take over its loops)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    sch.split(sch.get_loops(d)[1], [None, 16])
+    sch.split(sch.get_loops(e)[0], [None, 8])
+    sch.reverse_compute_inline(e)
+    assert [sch.get(loop).extent for loop in sch.get_loops(d)] == [32, 4, 16]
+    assert run(sch, text, ref) < 1e-5
+    from mlcir import te
+    A = te.placeholder((6, 10), name="A")
+    B = te.compute((6, 10), lambda i, j: A[i, j] + 1.0, name="B")
+    C = te.compute((10, 6), lambda i, j: B[j, i] * 2.0, name="C")
+    other = mlcir.Schedule(te.create_prim_func([A, C]))
+    other.split(other.get_loops(other.get_block("B"))[1], [None, 2])
+    with pytest.raises(ScheduleError, match="producer 'B' was already scheduled and takes over"):
+        other.reverse_compute_inline(other.get_block("C"))
+
+
 def test_reverse_compute_inline_of_a_consumer_its_producer_is_computed_inside(mbr):
     """D computed at E's loop, then E inlined into D: the merged block takes E's nest as
     scheduled (TVM keeps the loops; the block under them now computes E's result)."""

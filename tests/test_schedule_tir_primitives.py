@@ -361,6 +361,74 @@ def test_transform_layout_carries_the_split_levels_of_a_reduction_and_its_init(f
     replayed(sch, text)
 
 
+def test_after_a_permutation_the_tensor_is_read_through_a_permuted_map_and_fuses():
+    """A permutation leaves every operand in place (its indexing map permuted): the producer
+    is still inlined and computed at its consumer, and its consumer's cache stages stay."""
+    text, reference = kernels.matmul_bias_relu(24, 40, 16)
+    a, b, bias = kernels.random_inputs(text)
+    for then in ("compute_inline", "compute_at", "reverse_compute_at", "cache_read"):
+        sch = mlcir.Schedule(text)
+        d, e = sch.get_block("D"), sch.get_block("E")
+        if then == "cache_read":  # E's other input (none here): D's own input is cached
+            sch.compute_at(sch.cache_read(d, 0, "local"), sch.get_loops(d)[0])
+        sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))
+        assert "tensor.extract %" not in str(sch.mod)
+        assert [sch.get(c) for c in sch.get_consumers(d)] == ["E"]
+        if then == "compute_inline":
+            sch.compute_inline(d)
+        elif then == "compute_at":
+            sch.compute_at(d, sch.split(sch.get_loops(e)[1], [None, 8])[0])
+        elif then == "reverse_compute_at":
+            sch.reverse_compute_at(e, sch.get_loops(d)[0])
+        np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                                   rtol=1e-4, atol=1e-4, err_msg=then)
+        replayed(sch, text)
+
+
+@pytest.mark.parametrize("before", ["compute_at", "reverse_compute_at", "decompose_reduction",
+                                    "cache_write", "padded_split"])
+def test_a_permutation_of_a_placed_producer_keeps_its_place(before):
+    """TVM's transform_layout changes a buffer, not where blocks are computed: permuting the
+    tensor of a block computed at another, hosting another, with a placed init or a cache
+    stage at its loops, or split with a padded tile, keeps all of it (the region each placed
+    block covers follows the renumbered dims)."""
+    text, reference = kernels.matmul_bias_relu(24, 40, 20)
+    sch = mlcir.Schedule(text)
+    c, d = sch.get_block("C"), sch.get_block("D")
+    i, j, k = sch.get_loops(c)
+    if before == "compute_at":
+        _, dj = sch.get_loops(d)
+        djo, _ = sch.split(dj, [None, 8])
+        sch.compute_at(c, djo)
+    elif before == "reverse_compute_at":
+        sch.reverse_compute_at(d, j)
+    elif before == "decompose_reduction":
+        io, _ = sch.split(i, [None, 6])
+        sch.decompose_reduction(c, sch.get_loops(c)[1])
+    elif before == "cache_write":
+        sch.reverse_compute_at(sch.cache_write(c, 0, "local"), i)
+    else:
+        sch.split(j, [None, 7])
+    sch.transform_layout(c, ("write", 0), lambda i, j: (j, i))
+    assert "tensor.extract %" not in str(sch.mod)
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    replayed(sch, text)
+
+
+def test_an_identity_layout_changes_nothing():
+    text, _ = kernels.matmul_bias_relu(24, 40, 20)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    sch.compute_at(c, sch.get_loops(sch.get_block("D"))[0])
+    before = str(sch.mod)
+    sch.transform_layout(c, ("write", 0), lambda i, j: (i, j))
+    assert str(sch.mod) == before
+    assert 'index_map="lambda i, j: (i, j)"' in str(sch.trace)
+    replayed(sch, text)
+
+
 @pytest.mark.parametrize("factor, message", [
     (6, "a loop of block 'D' walks 6 iterations of dimension 0, which cut across its packing "
         "by 4"),
@@ -572,11 +640,11 @@ def test_storage_align_errors():
         sch.set_scope(d, 0, "shared")
 
 
-def test_after_transform_layout_the_producer_is_not_inlined_nor_computed_at_its_consumer():
+def test_after_a_packing_the_producer_is_not_inlined_nor_computed_at_its_consumer():
     text, _ = kernels.matmul_bias_relu()
     sch = mlcir.Schedule(text)
     d, e = sch.get_block("D"), sch.get_block("E")
-    sch.transform_layout(d, ("write", 0), lambda i, j: (j, i))
+    sch.transform_layout(d, ("write", 0), lambda i, j: (j // 4, i, j % 4))
     # E reads D by tensor.extract: a consumer all the same, but nothing fuses through it.
     assert [sch.get(c) for c in sch.get_consumers(d)] == ["E"]
     assert [sch.get(p) for p in sch.get_producers(e)] == ["D"]

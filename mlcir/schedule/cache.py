@@ -49,8 +49,8 @@ def cache_write(state: KernelState, block: Block, write_buffer_index: int,
 def _cache(state: KernelState, b: Block, kind: str, operand: int, index: int,
            scope: str) -> Block:
     if state.expanded(b):
-        raise PrimitiveError(kind, f"the split levels of block '{b.name}' were reordered, "
-                             "which reshapes its operands: cache them first")
+        raise PrimitiveError(kind, f"block '{b.name}' reads reshaped operands "
+                             f"({state.reshape_reason(b)}): cache them first")
     if scope not in STORAGE_SCOPES:
         raise PrimitiveError(kind, f"storage_scope must be global, local or shared, got {scope!r}")
     if any(x.origin.get("source") == b.name and x.origin.get("operand") == operand

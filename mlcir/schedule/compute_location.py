@@ -36,8 +36,9 @@ def decompose_reduction(state: KernelState, block: Block, loop: Loop) -> Block:
     reshaped = state.init_producer(block)
     if init is None and reshaped is not None and state.expanded(reshaped):
         raise PrimitiveError("decompose_reduction", f"the init of block '{block.name}' "
-                             f"('{reshaped.name}') had its split levels reordered, which "
-                             "reshapes it: nothing fuses through the reshape into the nest "
+                             f"('{reshaped.name}') is reshaped "
+                             f"({state.reshape_reason(reshaped)}): nothing fuses through the "
+                             "reshape into the nest "
                              "(decompose first, then reorder)")
     if init is None:
         raise PrimitiveError("decompose_reduction", f"block '{block.name}' has no init block "
@@ -101,14 +102,15 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
     if any(c.operands[i].is_init for c, i in consumers):
         raise PrimitiveError("compute_inline", f"block '{block.name}' initialises a consumer's "
                              "output; decompose_reduction places it instead")
-    inside = [b for lid in block.order for b in state.attached_at(lid, block.func)]
     own_stages = [x for x in state.blocks.values()
                   if x.origin.get("kind") in ("cache_read", "cache_write")
                   and x.origin.get("source") == block.name and not x.inlined]
-    if own_stages and (len(consumers) != 1 or any(
-            x.origin["kind"] != "cache_read" or x.attach is not None for x in own_stages)):
-        # A copy of the block's input read at the root moves to its one consumer, which reads
-        # that input once the block is inlined; other stages have no place left.
+    inside = [b for lid in block.order for b in state.attached_at(lid, block.func)
+              if b not in own_stages]
+    if own_stages and (len(consumers) != 1 or any(x.origin["kind"] != "cache_read"
+                                                   for x in own_stages)):
+        # A copy of the block's input moves to its one consumer, which reads that input once
+        # the block is inlined; a copy of its result has nothing left to copy.
         _check_uncached(state, [block], "compute_inline")
     _check_not_expanded(state, [block] + [c for c, _ in consumers], "compute_inline")
     _check_inlinable(state, original, block, "compute_inline")  # before the state changes
@@ -131,6 +133,12 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
         if id(operand) in moved:
             stage = moved[id(operand)]
             stage.origin.update(source=consumers[0][0].name, operand=i)
+            if stage.attach is not None:
+                # Placed at a loop of the block, which goes: the copy is made where the block
+                # was computed (a loop of its consumer), or before the consumer, whole.
+                stage.attach = None if block.attach is None else Attach(
+                    "compute_at", block.attach.target, block.attach.loop)
+                stage.region = {}
 
 
 def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block) -> None:
@@ -153,7 +161,18 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
     if state.consumers(producer) != [(block, i) for i, op in enumerate(block.operands)
                                      if op.producer == producer.name]:
         raise PrimitiveError(prim, f"producer '{producer.name}' has other consumers")
-    if block.attach is not None:
+    reads = next(op for op in block.operands if op.producer == producer.name)
+    # As TVM, the producer keeps its loops when the consumer walks the same domain and either
+    # was not scheduled or the producer was (the consumer's loops go with it); else it takes
+    # over the consumer's loops.
+    producer_scheduled = not _plain_nest(state, producer) or producer.attach is not None \
+        or any(state.attached_at(lid, producer.func) for lid in producer.order)
+    keep = reads.map_results == producer.output_map == list(range(len(producer.kinds))) \
+        and block.extents == producer.extents \
+        and (_plain_nest(state, block) or producer_scheduled) \
+        and not any(state.attached_at(lid, block.func) for lid in block.order)
+    if block.attach is not None and not (keep and block.attach.target == producer.name):
+        # (computed at its producer's loops, it goes with its own loops: the producer's stay)
         raise PrimitiveError(prim, f"block '{block.name}' is computed at block "
                              f"'{block.attach.target}': the producer cannot take over loops it "
                              "shares with another block")
@@ -166,15 +185,7 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
         raise PrimitiveError(prim, f"producer '{producer.name}' is computed at a loop of "
                              f"'{block.name}', which disappears, and blocks are computed at "
                              "its own loops")
-    reads = next(op for op in block.operands if op.producer == producer.name)
-    # As TVM, the producer keeps its loops when the consumer walks the same domain in the
-    # same order and was not scheduled; else it takes over the consumer's loops.
-    keep = reads.map_results == producer.output_map == list(range(len(producer.kinds))) \
-        and block.extents == producer.extents and _plain_nest(state, block) \
-        and not any(state.attached_at(lid, block.func) for lid in block.order)
-    if not keep and not inside_producer and (
-            not _plain_nest(state, producer) or producer.attach
-            or any(state.attached_at(lid, producer.func) for lid in producer.order)):
+    if not keep and not inside_producer and producer_scheduled:
         raise PrimitiveError(prim, f"producer '{producer.name}' was already scheduled and "
                              f"takes over the loops of '{block.name}' (which was scheduled, "
                              "or walks its data in another order): inline before scheduling")
@@ -190,6 +201,7 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
     if keep:
         # The consumer's loops go, the producer's (the same domain, in the same order) stay:
         # what was computed at the one is computed at the other.
+        block.attach, block.region = None, {}
         same = dict(zip(block.order, producer.order))
         for other in state.blocks.values():
             if other.attach is not None and other.attach.loop in same:
@@ -237,9 +249,9 @@ def _take_over(state: KernelState, other: Block, parts: list[list[tuple[int, int
 def _check_not_expanded(state: KernelState, blocks: list[Block], prim: str) -> None:
     for block in blocks:
         if state.expanded(block):
-            raise PrimitiveError(prim, f"the split levels of block '{block.name}' were "
-                                 "reordered, which reshapes its operands (a dimension per "
-                                 f"level): nothing fuses through the reshape; {prim} first")
+            raise PrimitiveError(prim, f"block '{block.name}' reads reshaped operands "
+                                 f"({state.reshape_reason(block)}): nothing fuses through "
+                                 f"the reshape; {prim} first")
 
 
 def _check_uncached(state: KernelState, blocks: list[Block], prim: str) -> None:

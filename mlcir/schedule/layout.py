@@ -19,8 +19,8 @@ from typing import Any, Callable
 from mlir import ir
 
 from .errors import PrimitiveError
-from .relayout import (KIND, LayoutResult, check_layout, index_map_text, parse_index_map,
-                       producer_problem, result_copy_name, spec)
+from .relayout import (KIND, LayoutResult, check_layout, index_map_text, is_identity,
+                       is_permutation, parse_index_map, producer_problem, result_copy_name, spec)
 from .rewrites import apply_rewrite, rewritten
 from .state import SPATIAL, Block, KernelState, read_blocks
 
@@ -41,21 +41,27 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
     problem = producer_problem(scratch, producer.func, producer.name)
     if problem:
         raise PrimitiveError(KIND, problem)
+    if is_identity(results):
+        return index_map_text(names, results)  # the layout it has: nothing changes
+    permutation = is_permutation(results)
     consumers = [c for c, _ in state.consumers(producer)]
     init = state.init_producer(producer)
-    # The producer (and its init) iterate over the new layout: nothing may be placed at their
-    # loops, nor they anywhere. The consumers keep their loops and places; only their operands
-    # change (the tensor is read by tensor.extract), which cache stages name by position.
-    for b in [producer] + ([init] if init else []):
-        if b.origin or b.attach is not None or any(
-                x.attach is not None and x.attach.target == b.name and not x.inlined
-                for x in state.blocks.values()):
+    relayouted = [producer] + ([init] if init else [])
+    # A permutation renumbers the dims of the producer (and its init) and the consumers read
+    # it through a permuted indexing map: places, caches and fusion stay as they were. A
+    # packing makes the consumers read by tensor.extract, which nothing fuses through, and
+    # removes the operand they read, which cache stages name by position.
+    for b in relayouted:
+        if b.origin or not permutation and (b.attach is not None or _hosts(state, b)):
             raise PrimitiveError(KIND, f"block '{b.name}' is placed, cached or has blocks "
-                                 "placed in it: transform_layout before compute_at, "
+                                 "placed in it: a packing goes before compute_at, "
                                  "cache_read/cache_write and decompose_reduction")
     for b in consumers:
-        if b.origin or any(x.origin.get("source") == b.name and not x.inlined
-                           for x in state.blocks.values()):
+        if permutation and b.origin.get("kind") == "cache_write":
+            continue  # the promotion of the producer's result, in its new layout
+        if b.origin or any(x.origin.get("source") == b.name and not x.inlined and (
+                not permutation or b.operands[x.origin["operand"]].producer == producer.name)
+                for x in state.blocks.values()):
             raise PrimitiveError(KIND, f"block '{b.name}' reads the tensor and is a cache "
                                  "stage or cached: transform_layout before cache_read / "
                                  "cache_write")
@@ -70,8 +76,10 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
                              "transform_layout before rfactor")
     # An unscheduled producer gets fresh loops over the new layout, in its order (TVM's
     # transform_layout followed by transform_block_layout); a scheduled one keeps its loops.
-    carried = {b.name: _carried_loops(state, b, results)
-               for b in [producer] + ([init] if init else []) if _scheduled(state, b)}
+    carried = {b.name: _carried_loops(state, b, results) for b in relayouted
+               if _scheduled(state, b) or b.attach is not None or _hosts(state, b)}
+    renumbered = {b.name: {d: new[0] for d, new in _new_dims(b, results).items()}
+                  for b in relayouted}
     entry = (KIND, producer.func, spec(producer.name, names, results))
     with original.context, ir.Location.unknown():
         try:
@@ -82,14 +90,24 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
             raise PrimitiveError(KIND, str(error)) from None
         fresh = KernelState()
         read_blocks(scratch, fresh)
-    for b in [producer] + ([init] if init else []):
+    for b in relayouted:
         _replace(state, b, fresh.blocks[(b.func, b.name)], carried.get(b.name))
+    _renumber_regions(state, producer.func, renumbered)
     copy = fresh.blocks.get((producer.func, result_copy_name(producer.name)))
     if copy is not None:  # the function's result, copied back to the signature's layout
-        copy.reads_by_index.add(producer.name)
+        if not permutation:
+            copy.reads_by_index.add(producer.name)
         _add_block(state, copy)
     for c, _ in state.consumers(producer):
+        if c.origin:  # a cache_write stage: its extents are the new layout's
+            _permute_stage(state, c, results)
+            continue
         new = fresh.blocks[(c.func, c.name)]
+        if permutation:  # the same operands, the tensor's read through a permuted map
+            c.operands = [fresh_op if op.producer == producer.name else op
+                          for op, fresh_op in zip(c.operands, new.operands)]
+            c.op_name = new.op_name
+            continue
         c.operands, c.output_map, c.op_name, c.window = (new.operands, new.output_map,
                                                         new.op_name, new.window)
         c.reads_by_index.add(producer.name)
@@ -116,15 +134,35 @@ def _producer(state: KernelState, block: Block, buffer: Any) -> Block:
     return state.blocks[(block.func, name)]
 
 
-def _carried_loops(state: KernelState, b: Block, results: list[LayoutResult]
-                   ) -> dict[int, list[tuple[int, int]]]:
-    """The parts each of ``b``'s loops walks once ``b`` iterates over the new layout (the
-    producer's dims as the rewrite numbers them: the layout's, then its reduction dims);
-    raises where the loops cannot be carried over."""
-    if b.dim_names:
-        raise PrimitiveError(KIND, f"the split levels of block '{b.name}' were reordered, which "
-                             "reshapes it (a dimension per level): transform_layout first")
-    new_dims: dict[int, tuple[int, int, int]] = {}  # old dim -> (outer, inner or -1, c)
+def _permute_stage(state: KernelState, stage: Block, results: list[LayoutResult]) -> None:
+    stage.extents = [stage.extents[r.dim] for r in results]
+    for dim, lid in enumerate(stage.order):
+        state.loops[lid].parts = [(dim, stage.extents[dim])]
+
+
+def _hosts(state: KernelState, b: Block) -> bool:
+    """Whether blocks are computed at loops of ``b``."""
+    return any(x.attach is not None and x.attach.target == b.name and not x.inlined
+               and x.func == b.func for x in state.blocks.values())
+
+
+def _renumber_regions(state: KernelState, func: str, renumbered: dict[str, dict[int, int]]
+                      ) -> None:
+    """Where a relayouted block is computed, or blocks are computed at it, the dims that
+    match tiles (``Block.region``) take their new numbers."""
+    for x in state.blocks.values():
+        if x.func != func or x.attach is None:
+            continue
+        own = renumbered.get(x.name, {})
+        target = renumbered.get(x.attach.target, {})
+        x.region = {own.get(d, d): target.get(t, t) for d, t in x.region.items()}
+
+
+def _new_dims(b: Block, results: list[LayoutResult]) -> dict[int, tuple[int, int, int]]:
+    """Each dim of ``b`` once it iterates over the new layout: ``(outer, inner, c)``, the dims
+    walking ``d // c`` and ``d % c`` of a packed dim (``inner`` -1 for a plain one); the
+    layout's dims come first, then the reduction dims."""
+    new_dims: dict[int, tuple[int, int, int]] = {}
     reductions = [d for d, kind in enumerate(b.kinds) if kind != SPATIAL]
     for d in range(len(b.kinds)):
         if d in reductions:
@@ -136,11 +174,23 @@ def _carried_loops(state: KernelState, b: Block, results: list[LayoutResult]
         axis = b.output_map.index(d)
         at = {r.op: p for p, r in enumerate(results) if r.dim == axis}
         new_dims[d] = (at[""], -1, 1) if "" in at else (at["//"], at["%"], results[at["%"]].c)
+    return new_dims
+
+
+def _carried_loops(state: KernelState, b: Block, results: list[LayoutResult]
+                   ) -> dict[int, list[tuple[int, int]]]:
+    """The parts each of ``b``'s loops walks once ``b`` iterates over the new layout (the
+    producer's dims as the rewrite numbers them: the layout's, then its reduction dims);
+    raises where the loops cannot be carried over."""
+    if b.dim_names:
+        raise PrimitiveError(KIND, f"the split levels of block '{b.name}' were reordered, which "
+                             "reshapes it (a dimension per level): transform_layout first")
+    new_dims = _new_dims(b, results)
     translated: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (loop, part) -> parts
     for d, (outer, inner, c) in new_dims.items():
         occurrences = [(lid, k, e) for lid in dict.fromkeys(b.levels[d])
                        for k, (dim, e) in enumerate(state.loops[lid].parts) if dim == d]
-        if math.prod(e for _, _, e in occurrences) != b.extents[d]:
+        if inner >= 0 and math.prod(e for _, _, e in occurrences) != b.extents[d]:
             raise PrimitiveError(KIND, f"the split of loop dimension {d} of block '{b.name}' "
                                  "does not divide its extent (a padded last tile): the new "
                                  "layout has no padding")
@@ -182,6 +232,9 @@ def _replace(state: KernelState, old: Block, new: Block,
              carried: dict[int, list[tuple[int, int]]] | None) -> None:
     """``old`` becomes ``new`` (read from the scratch kernel), keeping its loops as
     ``carried`` says, else with fresh ones."""
+    if len(new.operands) == len(old.operands):
+        for before, after in zip(old.operands, new.operands):
+            after.producer = before.producer  # a cache stage it reads stays its producer
     for attr in ("kinds", "extents", "operands", "output_map", "op_name", "window"):
         setattr(old, attr, getattr(new, attr))
     if carried is None:

@@ -10,9 +10,11 @@ Supported maps are permutations and packings of the dimensions: each result is a
 - the producer is re-expressed over the new layout's dimensions (its own loops become the
   layout's, fresh: it must be unscheduled), reading its inputs through the inverse map and
   writing its result plainly;
-- each consumer reads the new tensor with ``tensor.extract`` at the mapped indices (an
-  indexing map through ``//`` and ``%`` is tiled with wrong slice sizes upstream whenever the
-  tile does not divide ``c`` or ``c`` the tile). Its loops are unchanged.
+- each consumer reads the new tensor: through its indexing map, permuted, when the layout is
+  a permutation (so tiling and fusion go through it as before); with ``tensor.extract`` at
+  the mapped indices when it packs a dimension (an indexing map through ``//`` and ``%`` is
+  tiled with wrong slice sizes upstream whenever the tile does not divide ``c`` or ``c`` the
+  tile). Its loops are unchanged.
 
 There is no transform op for it (upstream has only ``structured.pack``, tiled layouts of all
 of an op's operands at once), so it is a rewrite of the loop-level IR applied before the
@@ -169,7 +171,11 @@ def _apply(module: ir.Module, func_name: str, data: dict[str, str]) -> None:
     for consumer in dict.fromkeys(consumers):
         consumer = _generalized(module, consumer) if consumer.name != "linalg.generic" else consumer
         with consumer.location:
-            _read_by_extract(consumer, producer.results[0], new_producer.results[0], results)
+            if is_permutation(results):
+                _read_permuted(consumer, producer.results[0], new_producer.results[0], results)
+            else:
+                _read_by_extract(consumer, producer.results[0], new_producer.results[0],
+                                 results)
     producer.erase()
     # The old destination (a fill keeps its block name: it must not stay as a second one).
     while not isinstance(old_init, ir.Block) and not any(True for r in old_init.results
@@ -279,6 +285,33 @@ def _new_init(value: ir.Value, new_type: ir.RankedTensorType) -> ir.Value:
             return filled
     raise ScheduleError(f"{KIND}: the destination of the block is made by '{owner.name}', not "
                         "tensor.empty or a fill of one")
+
+
+def is_permutation(results: list[LayoutResult]) -> bool:
+    """Whether the layout only permutes the dimensions (no packing)."""
+    return all(r.op == "" for r in results)
+
+
+def is_identity(results: list[LayoutResult]) -> bool:
+    return is_permutation(results) and [r.dim for r in results] == list(range(len(results)))
+
+
+def _read_permuted(consumer: ir.Operation, old: ir.Value, new: ir.Value,
+                   results: list[LayoutResult]) -> None:
+    """``consumer`` reads ``new`` (``old`` permuted) where it read ``old``: the same operand,
+    its indexing map's results permuted as the layout's."""
+    inputs = dps_inputs(consumer)
+    if any(v == old for v in dps_inits(consumer)):
+        raise ScheduleError(f"{KIND}: a consumer writes into the tensor")
+    maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(consumer)]
+    new_maps = list(maps)
+    for i, value in enumerate(inputs):
+        if value == old:
+            new_maps[i] = ir.AffineMap.get(maps[i].n_dims, 0,
+                                           [maps[i].results[r.dim] for r in results])
+            consumer.operands[i] = new
+    consumer.attributes["indexing_maps"] = ir.ArrayAttr.get(
+        [ir.AffineMapAttr.get(m) for m in new_maps])
 
 
 def _read_by_extract(consumer: ir.Operation, old: ir.Value, new: ir.Value,

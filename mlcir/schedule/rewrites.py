@@ -9,6 +9,7 @@ from mlir import ir
 from mlcir.ir import clone_module
 
 from .align import KIND as ALIGN, apply_align
+from .collapse import KIND as COLLAPSE, apply_collapse
 from .expand import KIND as EXPAND, apply_expand
 from .inline import apply_inline
 from .move import KIND as MOVE, apply_move
@@ -18,11 +19,13 @@ from .scope import KIND as SCOPE, apply_scope
 
 def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str, *extra: str) -> None:
     """Apply one recorded rewrite: an inline of block ``arg``, a layout, scope or stride change
-    (``arg`` is its specification), or reordered split levels of block ``arg`` (``extra``: the
-    dimension and the levels' extents)."""
+    (``arg`` is its specification), reordered split levels of block ``arg`` (``extra``: the
+    dimension and the levels' extents) or its fused dims split across (``extra``: the dims)."""
     if kind == EXPAND:
         dim, extents = extra
         apply_expand(module, func_name, arg, int(dim), [int(e) for e in extents.split(",")])
+    elif kind == COLLAPSE:
+        apply_collapse(module, func_name, arg, [int(d) for d in extra[0].split(",")])
     elif kind == LAYOUT:
         apply_layout(module, func_name, arg)
     elif kind == SCOPE:

@@ -186,10 +186,17 @@ class KernelState:
         return outer + list(block.order)
 
     def expanded(self, block: Block) -> bool:
-        """Whether ``block``'s op is rewritten for reordered split levels (expand.py): it
-        then reads reshaped operands, through which nothing fuses."""
-        return any(entry[0] == "expand_dim" and entry[1:3] == (block.func, block.name)
-                   for entry in self.inlines)
+        """Whether ``block``'s op is rewritten for reordered split levels (expand.py) or a
+        split across a fused loop's parts (collapse.py): it then reads reshaped operands,
+        through which nothing fuses."""
+        return any(entry[0] in ("expand_dim", "collapse_dims")
+                   and entry[1:3] == (block.func, block.name) for entry in self.inlines)
+
+    def reshape_reason(self, block: Block) -> str:
+        """Why ``block`` reads reshaped operands (for the errors of what that forbids)."""
+        kinds = {entry[0] for entry in self.inlines if entry[1:3] == (block.func, block.name)}
+        return "its split levels were reordered" if "expand_dim" in kinds else \
+            "a fused loop of it was split across its parts"
 
     def attached_at(self, loop_id: int, func: str) -> list[Block]:
         return [b for (f, _), b in self.blocks.items()

@@ -1,0 +1,185 @@
+"""A split across a fused loop's parts as a rewrite: several dimensions of a block become one.
+
+TensorIR splits a fused loop anywhere (``fuse(i, j)`` then ``split(f, [None, 5])`` with 5
+not dividing ``j``'s extent): a tile then starts mid-row and its ``i``, ``j`` are a division
+and a remainder of the fused index, which MLIR tiling cannot express on the separate
+dimensions. So the block's op is rewritten before the transform script, as for reordered split
+levels (expand.py): the fused dimensions ``(i, j)`` become one dimension ``f`` of extent
+``e_i * e_j``. Its result, and every operand indexed by those dimensions plainly and in that
+order, are reshaped (``tensor.collapse_shape``; the result is expanded back); an operand
+indexed otherwise (a broadcast bias, a transposed or windowed read) is read in the body with
+``tensor.extract`` at ``i = f floordiv e_j``, ``j = f mod e_j``. ``f`` then tiles like any
+dimension, a partial last tile included. The rewrite is recorded beside the inlines, so
+``mlcir-opt --transform-script`` replays it too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import affine, linalg, tensor
+
+from mlcir.dialects.loop import BLOCK_ATTR, dps_inputs, tag_block
+
+from .errors import ScheduleError
+from .expand import _element_type, _reassociation
+from .inline import _find, _generalized, clone_body
+
+KIND = "collapse_dims"  # its entry in the schedule's recorded rewrites
+
+
+def new_dim_numbers(n_dims: int, group: list[int]) -> dict[int, int]:
+    """The op's dims after the rewrite: the group is one dim where its smallest member was,
+    the others keep their order."""
+    kept = [d for d in range(n_dims) if d not in group or d == min(group)]
+    numbers = {d: kept.index(d) for d in kept}
+    for d in group:
+        numbers[d] = numbers[min(group)]
+    return numbers
+
+
+def plain_run(results: list[int | None], group: list[int]) -> int | None:
+    """Where ``group`` appears in ``results`` as consecutive plain dims in its order, else
+    None."""
+    if group[0] not in results:
+        return None
+    start = results.index(group[0])
+    return start if results[start:start + len(group)] == group else None
+
+
+def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[int]) -> None:
+    """Rewrite ``block``'s dimensions ``group`` (outer first) into one dimension."""
+    found = _find(module, func_name, block)
+    if found is None:
+        raise ScheduleError(f"split: no block '{block}' in function '{func_name}'")
+    op = _generalized(module, found)
+    body = op.regions[0].blocks[0]
+    if any(o.operation.name == "linalg.index" for o in body.operations):
+        raise ScheduleError(f"split: block '{block}' reads its loop indices (linalg.index); "
+                            "its fused loop cannot be split across its parts")
+    maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
+    n_dims = maps[0].n_dims
+    numbers = new_dim_numbers(n_dims, group)
+    n_new = max(numbers.values()) + 1
+    extents = _extents(op, maps, n_dims)
+    fused = numbers[group[0]]
+    # Each old dim as an expression of the new ones (a group dim: a digit of the fused index).
+    old_dims: list[ir.AffineExpr] = [ir.AffineDimExpr.get(numbers[d]) for d in range(n_dims)]
+    for k, d in enumerate(group):
+        stride = math.prod(extents[g] for g in group[k + 1:])
+        digit = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(fused), stride) \
+            if stride > 1 else ir.AffineDimExpr.get(fused)
+        old_dims[d] = ir.AffineExpr.get_mod(digit, extents[d]) if k else digit
+    substitution = ir.AffineMap.get(n_new, 0, old_dims)
+    n_inputs = len(dps_inputs(op))
+    inputs, input_maps, extracted, outputs, output_maps = [], [], [], [], []
+    with ir.InsertionPoint(op), op.location:
+        for k, (value, amap) in enumerate(zip(op.operands, maps)):
+            dims = [e.position if isinstance(e, ir.AffineDimExpr) else None for e in amap.results]
+            run = plain_run(dims, group)
+            touches = any(d in group for e in amap.results for d in _dims_of(e))
+            if run is not None:
+                value, new_map = _collapsed(value, amap, run, len(group), numbers, n_new)
+            elif not touches:
+                new_map = ir.AffineMap.get(n_new, 0, [e.compose(substitution)
+                                                      for e in amap.results])
+            elif k < n_inputs:
+                extracted.append((k, value, amap))
+                continue
+            else:
+                raise ScheduleError(f"split: block '{block}' writes its result with the fused "
+                                    "dims out of order")
+            (inputs if k < n_inputs else outputs).append(value)
+            (input_maps if k < n_inputs else output_maps).append(new_map)
+        covered = {e.position for m in input_maps + output_maps for e in m.results
+                   if isinstance(e, ir.AffineDimExpr)}
+        uncovered = [d for d in range(n_new) if d not in covered]
+        if uncovered:
+            # A dim only the extracted operands indexed (a reduction): an unread tensor of
+            # its extent keeps its bound.
+            new_extents = {numbers[d]: extents[d] for d in range(n_dims)}
+            element = ir.RankedTensorType(outputs[0].type).element_type
+            inputs.append(tensor.EmptyOp([new_extents[d] for d in uncovered], element).result)
+            input_maps.append(ir.AffineMap.get(n_new, 0, [ir.AffineDimExpr.get(d)
+                                                           for d in uncovered]))
+        iterators = list(ir.ArrayAttr(op.attributes["iterator_types"]))
+        new_iterators = [None] * n_new
+        for d in range(n_dims):
+            new_iterators[numbers[d]] = iterators[d]
+        generic = linalg.GenericOp([o.type for o in outputs], inputs, outputs,
+                                   input_maps + output_maps, ir.ArrayAttr.get(new_iterators))
+        new_body = generic.regions[0].blocks.append(*[_element_type(v)
+                                                      for v in inputs + outputs])
+        args = list(new_body.arguments)
+        kept = [k for k in range(n_inputs) if k not in {x[0] for x in extracted}]
+        mapping = {body.arguments[k]: args[i] for i, k in enumerate(kept)}
+        for j in range(len(outputs)):
+            mapping[body.arguments[n_inputs + j]] = args[len(inputs) + j]
+        with ir.InsertionPoint(new_body):
+            indices = [linalg.IndexOp(d).result for d in range(n_new)]
+            for k, value, amap in extracted:
+                coords = [affine.apply(ir.AffineMap.get(n_new, 0, [e.compose(substitution)]),
+                                       indices) for e in amap.results]
+                mapping[body.arguments[k]] = tensor.extract(value, coords)
+        yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
+        with ir.InsertionPoint(new_body):
+            linalg.YieldOp(yielded)
+        for old, new, amap in zip(op.results, generic.results, maps[n_inputs:]):
+            dims = [e.position if isinstance(e, ir.AffineDimExpr) else None for e in amap.results]
+            run = plain_run(dims, group)
+            groups = _groups(len(dims), run, len(group))
+            new = tensor.ExpandShapeOp(old.type, new, _reassociation(groups), [],
+                                       ir.RankedTensorType(old.type).shape).result
+            old.replace_all_uses_with(new)
+    name = ir.StringAttr(op.attributes[BLOCK_ATTR])
+    op.erase()
+    tag_block(generic.operation, name)
+
+
+def _dims_of(expr: ir.AffineExpr) -> set[int]:
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position}
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _dims_of(expr.lhs) | _dims_of(expr.rhs)
+    return set()
+
+
+def _extents(op: ir.Operation, maps: list[ir.AffineMap], n_dims: int) -> list[int]:
+    extents = [0] * n_dims
+    for value, amap in zip(op.operands, maps):
+        if not isinstance(value.type, ir.RankedTensorType):
+            continue
+        shape = ir.RankedTensorType(value.type).shape
+        for r, e in enumerate(amap.results):
+            if isinstance(e, ir.AffineDimExpr):
+                extents[e.position] = shape[r]
+    return extents
+
+
+def _groups(rank: int, run: int, length: int) -> list[list[int]]:
+    """The reassociation of a ``rank``-dim tensor whose dims ``run .. run + length`` go into
+    one (collapsed index numbering)."""
+    return [[r] for r in range(run)] + [list(range(run, run + length))] + \
+        [[r + length - 1] for r in range(run + 1, rank - length + 1)]
+
+
+def _collapsed(value: ir.Value, amap: ir.AffineMap, run: int, length: int,
+               numbers: dict[int, int], n_new: int) -> tuple[ir.Value, ir.AffineMap]:
+    """``value`` with its dims ``run .. run + length`` collapsed, and its map over the new
+    dims."""
+    source = ir.RankedTensorType(value.type)
+    shape = list(source.shape)
+    new_shape = shape[:run] + [math.prod(shape[run:run + length])] + shape[run + length:]
+    groups = [[r] for r in range(run)] + [list(range(run, run + length))] + \
+        [[r] for r in range(run + length, len(shape))]
+    value = tensor.CollapseShapeOp(ir.RankedTensorType.get(new_shape, source.element_type),
+                                   value, _reassociation(groups)).result
+    results = list(amap.results)
+    head = ir.AffineDimExpr(results[run]).position
+    renumber = ir.AffineMap.get(n_new, 0, [ir.AffineDimExpr.get(numbers[d])
+                                           for d in range(amap.n_dims)])
+    new_results = [e.compose(renumber) for e in results[:run]] + \
+        [ir.AffineDimExpr.get(numbers[head])] + \
+        [e.compose(renumber) for e in results[run + length:]]
+    return value, ir.AffineMap.get(n_new, 0, new_results)
