@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mlcir
-from mlcir.schedule import ScheduleError
+from mlcir.schedule import ScheduleError, Trace
 from mlcir.testing import kernels
 
 
@@ -480,10 +480,38 @@ def test_compute_inline_moves_a_copy_of_its_input_placed_at_its_own_loops(mbr, p
         assert origin.attach.target == "E"
     assert run(sch, text, ref) < 1e-5
     assert str(sch.as_transform()).count("promote_tensor") == 1
-    other = mlcir.Schedule(text)  # a copy of its result has nothing left to copy
+    other = mlcir.Schedule(text)  # copies of both its input and its result: refused
     other.cache_write(other.get_block("D"), 0, "local")
+    other.cache_read(other.get_block("D"), 1, "local")
     with pytest.raises(ScheduleError, match="an operand of block 'D' is cached"):
         other.compute_inline(other.get_block("D"))
+
+
+@pytest.mark.parametrize("placed", [False, True])
+def test_compute_inline_into_the_copy_of_a_cache_write(mbr, placed):
+    """TVM inlines a block into the copy its cache_write made: the copy then computes the
+    block's values in its own place and loops (a block like any: split, vectorize), and the
+    block is gone."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d = sch.get_block("D")
+    copy = sch.cache_write(d, 0, "local")
+    if placed:
+        i, j = sch.get_loops(d)
+        sch.split(j, [None, 16])
+        sch.reverse_compute_at(copy, i)
+    sch.compute_inline(d)
+    with pytest.raises(ScheduleError, match="block 'D' was inlined|no block 'D'"):
+        sch.get_loops(sch.get_block("D"))
+    loops = sch.get_loops(copy)
+    # placed: the row loop taken over from D, then the copy's own (a unit loop kept)
+    assert [sch.get(loop).extent for loop in loops] == ([32, 1, 64] if placed else [32, 64])
+    sch.vectorize(sch.split(loops[-1], [None, 8])[1])
+    assert [sch.get(c) for c in sch.get_consumers(copy)] == ["E"]
+    assert run(sch, text, ref) < 1e-5
+    assert "promote_tensor" not in str(sch.as_transform())
+    replayed = mlcir.Schedule(text, trace=Trace.from_json(sch.trace.to_json_string()))
+    assert str(replayed.mod) == str(sch.mod)
 
 
 def test_reverse_compute_inline_of_a_consumer_computed_at_its_producer(mbr):

@@ -245,6 +245,29 @@ def test_a_fused_loop_splits_across_its_parts(mbr, block, vectorize):
     assert str(again.mod) == str(sch.mod)
 
 
+def test_a_split_across_fused_parts_of_a_block_reading_its_indices():
+    """R reads the packed T by tensor.extract at its loop indices (linalg.index): the
+    collapse rewrites those indices too, and reordered levels of the one fused dim expand
+    it again (fuzz_schedules --seed 42 --case 7997 and 9221 failed late on them)."""
+    text, ref = kernels.transpose_relu([6, 10], [1, 0])
+    x, = kernels.random_inputs(text)
+    for reorder in (False, True):
+        sch = mlcir.Schedule(text)
+        sch.transform_layout(sch.get_block("T"), ("write", 0), "lambda v0, v1: (v0 // 2, v1, v0 % 2)")
+        r = sch.get_block("R")
+        fused = sch.fuse(*sch.get_loops(r))
+        f0, f1 = sch.split(fused, [None, 4] if not reorder else [15, 4])
+        if reorder:
+            sch.reorder(f1, f0)
+        np.testing.assert_allclose(mlcir.build(sch.mod).main(x), ref(x), rtol=1e-6)
+    sch = mlcir.Schedule(text)  # padded: the padded steps would read past the data
+    r = sch.get_block("R")
+    f0, f1 = sch.split(sch.fuse(*sch.get_loops(r)), [None, 7])
+    with pytest.raises(ScheduleError, match="is padded, and block 'R' reads data at its loop "
+                       "indices"):
+        sch.reorder(f1, f0)
+
+
 def test_a_split_across_fused_parts_reshapes_the_block(mbr):
     text, _ = mbr
     sch = mlcir.Schedule(text)

@@ -19,7 +19,7 @@ from mlir.dialects import bufferization, tensor
 
 from .errors import PrimitiveError, ScheduleError
 from .inline import _find
-from .scope import fresh_destination, result_problem
+from .scope import aligned_view, fresh_destination, result_problem
 
 KIND = "storage_align"
 
@@ -38,7 +38,7 @@ def check(module: ir.Module, func_name: str, block: str, buffer_index: int, axis
         raise PrimitiveError(KIND, f"need factor >= 1 and 0 <= offset < factor, got factor "
                              f"{factor}, offset {offset}")
     op = _find(module, func_name, block)
-    problem = result_problem(op, func_name, block, KIND)
+    problem = result_problem(op, func_name, block)
     if problem:
         raise PrimitiveError(KIND, problem)
     rank = ir.RankedTensorType(op.results[0].type).rank
@@ -59,7 +59,10 @@ def apply_align(module: ir.Module, func_name: str, spec_text: str) -> None:
         t = ir.RankedTensorType(empty.results[0].type)
         shape = list(t.shape)
         wide = shape[:-1] + [padded_stride(shape[-1], data["factor"], data["offset"])]
-        space = empty.attributes["memory_space"] if "memory_space" in empty.attributes else None
+        earlier = aligned_view(empty)  # aligned before: this padding replaces that one
+        allocation = earlier if earlier is not None else empty
+        space = allocation.attributes["memory_space"] \
+            if "memory_space" in allocation.attributes else None
         with ir.InsertionPoint(empty):
             alloc = bufferization.AllocTensorOp(
                 ir.RankedTensorType.get(wide, t.element_type), [], memory_space=space)
@@ -67,3 +70,5 @@ def apply_align(module: ir.Module, func_name: str, spec_text: str) -> None:
                                         [1] * len(shape))
         empty.results[0].replace_all_uses_with(view)
         empty.erase()
+        if earlier is not None and not any(True for _ in earlier.results[0].uses):
+            earlier.erase()

@@ -55,9 +55,6 @@ def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[in
         raise ScheduleError(f"split: no block '{block}' in function '{func_name}'")
     op = _generalized(module, found)
     body = op.regions[0].blocks[0]
-    if any(o.operation.name == "linalg.index" for o in body.operations):
-        raise ScheduleError(f"split: block '{block}' reads its loop indices (linalg.index); "
-                            "its fused loop cannot be split across its parts")
     maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
     n_dims = maps[0].n_dims
     numbers = new_dim_numbers(n_dims, group)
@@ -122,7 +119,12 @@ def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[in
                 coords = [affine.apply(ir.AffineMap.get(n_new, 0, [e.compose(substitution)]),
                                        indices) for e in amap.results]
                 mapping[body.arguments[k]] = tensor.extract(value, coords)
-        yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
+
+        def index_value(d: int) -> ir.Value:  # linalg.index d of the old op, in the new one
+            return affine.apply(ir.AffineMap.get(n_new, 0, [old_dims[d]]), indices)
+
+        yielded = clone_body(body, new_body, mapping, stop_at_yield=False,
+                             index_value=index_value)
         with ir.InsertionPoint(new_body):
             linalg.YieldOp(yielded)
         for old, new, amap in zip(op.results, generic.results, maps[n_inputs:]):

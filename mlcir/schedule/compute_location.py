@@ -105,6 +105,10 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
     own_stages = [x for x in state.blocks.values()
                   if x.origin.get("kind") in ("cache_read", "cache_write")
                   and x.origin.get("source") == block.name and not x.inlined]
+    writes = [x for x in own_stages if x.origin["kind"] == "cache_write"]
+    if writes and len(own_stages) == 1:
+        _inline_into_copy(state, block, writes[0])
+        return
     inside = [b for lid in block.order for b in state.attached_at(lid, block.func)
               if b not in own_stages]
     if own_stages and (len(consumers) != 1 or any(x.origin["kind"] != "cache_read"
@@ -218,13 +222,50 @@ def reverse_compute_inline(state: KernelState, original: ir.Module, block: Block
         stage.origin.update(source=producer.name, operand=index)
 
 
-def _loops_taken_over(state: KernelState, block: Block,
-                      other: Block) -> list[list[tuple[int, int]]]:
+def _inline_into_copy(state: KernelState, block: Block, copy: Block) -> None:
+    """TVM's compute_inline of a block whose result a cache_write copies out: the block is
+    inlined into the copy, which then computes its values (under the copy's name, in the
+    copy's place and loops) and the block is gone. Here the copy was a promotion of the
+    block's output; the block's op becomes the copy's block (renamed), with the copy's loops,
+    taking over the block's loops down to the copy's place as TensorIR keeps them."""
+    prim = "compute_inline"
+    why = f"block '{block.name}' is copied out by '{copy.name}' (cache_write), into which it is "
+    if block.output_map != list(range(len(block.kinds))):
+        raise PrimitiveError(prim, why + "inlined: it must write its result over its own "
+                             "dimensions in order")
+    others = [b.name for lid in block.order for b in state.attached_at(lid, block.func)
+              if b is not copy]
+    if block.attach is not None or others:
+        raise PrimitiveError(prim, why + "inlined: it must be computed on its own, nothing "
+                             "but the copy computed at its loops")
+    _check_not_expanded(state, [block], prim)
+    parts = _loops_taken_over(state, block, copy, stage_ok=True) \
+        if copy.attach is not None else []
+    for lid in block.order:
+        del state.loops[lid]
+    if copy.attach is not None:
+        _take_over(state, copy, parts)
+    copy.origin = {}
+    for attr in ("kinds", "extents", "operands", "output_map", "op_name", "window",
+                 "reads_by_index"):
+        setattr(copy, attr, getattr(block, attr))
+    block.inlined, block.order, block.levels = True, [], []
+    for other in state.blocks.values():
+        for op in other.operands:
+            if op.producer == block.name and other is not copy:
+                op.producer = copy.name
+        if block.name in other.reads_by_index:
+            other.reads_by_index = other.reads_by_index - {block.name} | {copy.name}
+    state.inlines.append(("rename_block", block.func, block.name, copy.name))
+
+
+def _loops_taken_over(state: KernelState, block: Block, other: Block,
+                      stage_ok: bool = False) -> list[list[tuple[int, int]]]:
     """As TVM removes an inlined block but not its loops: ``other``, computed at a loop of
     ``block``, keeps the loops down to that one as the outer levels of its own dims (their
     parts in ``other``'s dims, outermost first)."""
     why = f"block '{other.name}' is computed at a loop of block '{block.name}', whose loops "
-    if block.attach is not None or other.origin.get("kind"):
+    if block.attach is not None or other.origin.get("kind") and not stage_ok:
         raise PrimitiveError("compute_inline", why + "disappear (it is computed at another "
                              "block, or the other block is a cache stage)")
     chain = block.order[:block.order.index(other.attach.loop) + 1]

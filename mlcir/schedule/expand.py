@@ -36,9 +36,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
         raise ScheduleError(f"reorder: no block '{block}' in function '{func_name}'")
     op = _generalized(module, found)
     body = op.regions[0].blocks[0]
-    if any(o.operation.name == "linalg.index" for o in body.operations):
-        raise ScheduleError(f"reorder: block '{block}' reads its loop indices (linalg.index); "
-                            "its split levels cannot be reordered")
+    reads_indices = any(o.operation.name == "linalg.index" for o in body.operations)
     maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
     n_dims = maps[0].n_dims
     total = n_dims + len(extents) - 1
@@ -93,7 +91,17 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
                                    ir.ArrayAttr.get(iterators + [kind] * (len(extents) - 1)))
         new_body = generic.regions[0].blocks.append(*[_element_type(v) for v in operands])
         mapping = dict(zip(body.arguments, new_body.arguments))
-        yielded = clone_body(body, new_body, mapping, stop_at_yield=False)
+        if reads_indices and padded_from is not None:
+            raise ScheduleError(f"reorder: block '{block}' reads its loop indices "
+                                "(linalg.index), which its padded rows would read past")
+
+        def index_value(d: int) -> ir.Value:  # linalg.index d of the old op, in the new one
+            if d != dim:
+                return linalg.IndexOp(d).result
+            return _linear_index(level_dims, strides)
+
+        yielded = clone_body(body, new_body, mapping, stop_at_yield=False,
+                             index_value=index_value)
         with ir.InsertionPoint(new_body):
             if padded_from is not None and iterator_kinds(op)[dim] == "reduction":
                 # The padded steps of a reduction keep the accumulator as it is: whatever the
@@ -149,8 +157,8 @@ def _guarded(yielded: list[ir.Value], accumulators: list[ir.Value], level_dims: 
     return out
 
 
-def _in_bounds(level_dims: list[int], strides: list[int], extent: int) -> ir.Value:
-    """Whether the step the levels index is below ``extent``."""
+def _linear_index(level_dims: list[int], strides: list[int]) -> ir.Value:
+    """The step of the original dimension the levels index: ``sum(level * stride)``."""
     index_type = ir.IndexType.get()
     step = None
     for d, stride in zip(level_dims, strides):
@@ -158,8 +166,14 @@ def _in_bounds(level_dims: list[int], strides: list[int], extent: int) -> ir.Val
         if stride != 1:
             term = arith.MulIOp(term, arith.ConstantOp(index_type, stride).result).result
         step = term if step is None else arith.AddIOp(step, term).result
-    bound = arith.ConstantOp(index_type, extent).result
-    return arith.CmpIOp(arith.CmpIPredicate.ult, step, bound).result
+    return step
+
+
+def _in_bounds(level_dims: list[int], strides: list[int], extent: int) -> ir.Value:
+    """Whether the step the levels index is below ``extent``."""
+    bound = arith.ConstantOp(ir.IndexType.get(), extent).result
+    return arith.CmpIOp(arith.CmpIPredicate.ult, _linear_index(level_dims, strides),
+                        bound).result
 
 
 def _element_type(value: ir.Value) -> ir.Type:

@@ -11,6 +11,8 @@ dialect's ``structured.generalize``.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from mlir import ir
 from mlir.dialects import linalg
 from mlir.dialects.transform import structured
@@ -130,14 +132,22 @@ def _affine(num_dims: int, dims: Dims) -> ir.AffineMap:
 
 
 def clone_body(source: ir.Block, target: ir.Block, mapping: dict,
-               stop_at_yield: bool) -> list[ir.Value]:
-    """Clone ``source``'s ops into ``target`` remapping operands; return the yielded values."""
+               stop_at_yield: bool,
+               index_value: Callable[[int], ir.Value] | None = None) -> list[ir.Value]:
+    """Clone ``source``'s ops into ``target`` remapping operands; return the yielded values.
+    ``index_value(d)``, when given, is what ``linalg.index d`` of the source is in the target
+    (whose dims are numbered otherwise)."""
     yielded: list[ir.Value] = []
     for op in source.operations:
         if op.operation.name == "linalg.yield":
             yielded = [mapping.get(v, v) for v in op.operands]
             if stop_at_yield:
                 break
+            continue
+        if index_value is not None and op.operation.name == "linalg.index":
+            with ir.InsertionPoint(target):
+                mapping[op.operation.results[0]] = index_value(
+                    ir.IntegerAttr(op.operation.attributes["dim"]).value)
             continue
         if op.operation.regions and any(r.blocks for r in op.operation.regions):
             raise ScheduleError(f"cannot inline a body containing '{op.operation.name}' (regions)")
@@ -190,6 +200,18 @@ def _fuse_into(producer: ir.Operation, consumer: ir.Operation) -> ir.Operation:
     for old, new in zip(consumer.results, fused.results):
         old.replace_all_uses_with(new)
     return fused.operation
+
+
+RENAME = "rename_block"  # its entry in the schedule's recorded rewrites
+
+
+def apply_rename(module: ir.Module, func_name: str, block: str, new_name: str) -> None:
+    """The op of ``block`` now answers to ``new_name`` (a compute_inline into the copy a
+    cache_write made: that copy computes the block's values, under its own name)."""
+    op = _find(module, func_name, block)
+    if op is None:
+        raise ScheduleError(f"compute_inline: no block '{block}' in function '{func_name}'")
+    tag_block(op.operation, ir.StringAttr.get(new_name))
 
 
 def apply_inline(module: ir.Module, kind: str, func_name: str, block: str) -> None:

@@ -287,11 +287,15 @@ def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
     why = f"the split levels {names} are put out of order, which makes each a dimension"
     if any(len(loop.parts) != 1 for loop in levels):
         raise PrimitiveError("reorder", f"{why}: none may be fused with another dimension")
-    if any(entry[0] == COLLAPSE and entry[1:3] == (block.func, block.name)
-           for entry in state.inlines):
-        raise PrimitiveError("reorder", f"{why}, but a fused loop of block '{block.name}' was "
-                             "split across its parts (its dims are one now): reorder first")
-    if math.prod(loop.extent for loop in levels) != block.extents[dim] and not all(
+    padded = math.prod(loop.extent for loop in levels) != block.extents[dim]
+    if padded and (block.reads_by_index or any(
+            entry[0] == COLLAPSE and entry[1:3] == (block.func, block.name)
+            for entry in state.inlines)):
+        raise PrimitiveError("reorder", f"{why}: a split that does not divide (extent "
+                             f"{block.extents[dim]}) is padded, and block '{block.name}' reads "
+                             "data at its loop indices (tensor.extract), which the padded "
+                             "steps would read past")
+    if padded and not all(
             form is not None and (dim not in form[0] or form == ({dim: 1}, 0))
             for operand in block.operands for form in operand.terms):
         # A dim read plainly is padded: a spatial dim's extra elements are computed, then

@@ -11,7 +11,7 @@ from mlcir.ir import clone_module
 from .align import KIND as ALIGN, apply_align
 from .collapse import KIND as COLLAPSE, apply_collapse
 from .expand import KIND as EXPAND, apply_expand
-from .inline import apply_inline
+from .inline import RENAME, apply_inline, apply_rename
 from .move import KIND as MOVE, apply_move
 from .relayout import KIND as LAYOUT, apply_layout
 from .scope import KIND as SCOPE, apply_scope
@@ -26,6 +26,8 @@ def apply_rewrite(module: ir.Module, kind: str, func_name: str, arg: str, *extra
         apply_expand(module, func_name, arg, int(dim), [int(e) for e in extents.split(",")])
     elif kind == COLLAPSE:
         apply_collapse(module, func_name, arg, [int(d) for d in extra[0].split(",")])
+    elif kind == RENAME:
+        apply_rename(module, func_name, arg, extra[0])
     elif kind == LAYOUT:
         apply_layout(module, func_name, arg)
     elif kind == SCOPE:

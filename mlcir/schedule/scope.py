@@ -32,13 +32,13 @@ def check(module: ir.Module, func_name: str, block: str, buffer_index: int, scop
                              f"{scope!r}")
     if buffer_index != 0:
         raise PrimitiveError(KIND, f"block '{block}' writes one buffer, no #{buffer_index}")
-    problem = result_problem(_find(module, func_name, block), func_name, block, KIND)
+    problem = result_problem(_find(module, func_name, block), func_name, block)
     if problem:
         raise PrimitiveError(KIND, problem)
     return json.dumps({"block": block, "scope": scope})
 
 
-def result_problem(op: ir.Operation | None, func_name: str, block: str, prim: str) -> str | None:
+def result_problem(op: ir.Operation | None, func_name: str, block: str) -> str | None:
     """Why the buffer ``op`` (the block ``block``) writes cannot be given a memory of its own
     (None when it can)."""
     if op is None:
@@ -49,25 +49,37 @@ def result_problem(op: ir.Operation | None, func_name: str, block: str, prim: st
                 "memory is the caller's")
     if fresh_destination(op) is None:
         return (f"the destination of block '{block}' is not a fresh tensor (tensor.empty, or a "
-                f"fill of one{'' if prim == KIND else ', with no scope set'})")
+                "fill of one)")
     return None
 
 
 def fresh_destination(op: ir.Operation) -> ir.Operation | None:
-    """The ``tensor.empty`` (or ``alloc_tensor``, a scope set before) that is ``op``'s
-    destination, directly or through a fill."""
+    """The ``tensor.empty`` (or ``alloc_tensor``, a scope set before; or the slice of a wider
+    ``alloc_tensor``, a stride aligned before) that is ``op``'s destination, directly or
+    through a fill."""
     value = dps_inits(op)[0]
     for _ in range(2):
         owner = value.owner
         if isinstance(owner, ir.Block):
             return None
         owner = owner.operation if hasattr(owner, "operation") else owner
-        if owner.name in ("tensor.empty", "bufferization.alloc_tensor"):
+        if owner.name in ("tensor.empty", "bufferization.alloc_tensor") or aligned_view(owner):
             return owner
         if owner.name != "linalg.fill":
             return None
         value = dps_inits(owner)[0]
     return None
+
+
+def aligned_view(op: ir.Operation) -> ir.Operation | None:
+    """The wider ``alloc_tensor`` that ``op`` is a slice of (made by ``storage_align``)."""
+    if op.name != "tensor.extract_slice":
+        return None
+    source = op.operands[0].owner
+    if isinstance(source, ir.Block):
+        return None
+    source = source.operation if hasattr(source, "operation") else source
+    return source if source.name == "bufferization.alloc_tensor" else None
 
 
 def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
@@ -80,9 +92,16 @@ def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
         if empty is None:
             raise ScheduleError(f"{KIND}: no block '{data['block']}' with a fresh destination")
         space = SCOPES[data["scope"]]
+        wide = aligned_view(empty)
+        if wide is not None:  # an aligned stride: the wider allocation takes the scope
+            empty = wide
         with ir.InsertionPoint(empty):
             alloc = bufferization.AllocTensorOp(
                 empty.results[0].type, [], memory_space=ir.Attribute.parse(space) if space else None)
+        if wide is not None:
+            wide.results[0].replace_all_uses_with(alloc.result)
+            wide.erase()
+            return
         user = op if dps_inits(op)[0].owner == empty else dps_inits(op)[0].owner
         user = user.operation if hasattr(user, "operation") else user
         for i, operand in enumerate(user.operands):
