@@ -696,6 +696,26 @@ def test_a_block_reading_a_relayouted_tensor_keeps_that_dataflow():
 
 # -- cases the fuzzer found (fuzz_schedules --seed 37) ------------------------------------------
 
+def test_a_partial_vector_tile_writing_its_result_transposed_stays_scalar():
+    """The rf block writes [k_0, i, j] and is vectorized at a partial j tile (3 of 5) with
+    k_0 inside: the masked transposed write failed to lower upstream ('vector.maskedstore'
+    op expected valueToStore shape to match mask shape; fuzz_schedules --seed 43 --case
+    9931). The tile stays scalar, with the reason on the op."""
+    text, reference = kernels.matmul_bias_relu(4, 5, 21)
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    _, j, _ = sch.get_loops(c)
+    sch.split(j, [None, 3])
+    _, _, j1, k = sch.get_loops(c)
+    sch.vectorize(j1)
+    k0, _ = sch.split(k, [None, 3])
+    sch.rfactor(k0, factor_axis=0)
+    assert "writes its result in another order than the tile's loops" in str(sch.mod)
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+
+
 def _row_sum_rfactor_with_s_at_rf_loop(cache_first: bool):
     text, _ = kernels.row_sum(9, 18)
     sch = mlcir.Schedule(text)

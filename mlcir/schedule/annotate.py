@@ -90,10 +90,26 @@ def vector_tile_problem(state: KernelState, block: Block, loop: Loop) -> str | N
             return (f"the tile under loop {state.loop_name(loop)} can be partial and block "
                     f"'{block.name}' reads an operand transposed, which upstream's masked "
                     "vectorization gets wrong: split by a divisor")
+        order = [state.loops[lid].parts[0][0] for lid in chain[chain.index(loop.id):]]
+        if any(len(op.map_results) >= 3 and _out_of_order(op.map_results, order)
+               for op in block.operands if op.is_init):
+            # A masked transposed write to a tensor of 3+ dims (an rf block whose factored
+            # dim comes first in its result, vectorized inside it) fails to lower upstream:
+            # "'vector.maskedstore' op expected valueToStore shape to match mask shape"
+            # (fuzz_schedules --seed 43 --case 9931); 2-D ones came out right.
+            return (f"the tile under loop {state.loop_name(loop)} can be partial and block "
+                    f"'{block.name}' writes its result in another order than the tile's loops, "
+                    "which upstream's masked vectorization cannot lower: split by a divisor")
     if size > MAX_VECTOR_ELEMENTS:
         return (f"the tile under loop {state.loop_name(loop)} has {size} elements (more than "
                 f"{MAX_VECTOR_ELEMENTS}): split it first")
     return None
+
+
+def _out_of_order(results: list[int | None], order: list[int]) -> bool:
+    """Whether the dims of ``order`` come in another order in ``results``."""
+    seen = [d for d in results if d in order]
+    return seen != sorted(seen, key=order.index)
 
 
 def _transposes(block: Block) -> bool:
