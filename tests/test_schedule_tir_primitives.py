@@ -417,6 +417,22 @@ def test_a_permutation_of_a_placed_producer_keeps_its_place(before):
     replayed(sch, text)
 
 
+def test_transform_layout_keeps_a_scope_set_before():
+    text, reference = kernels.matmul_bias_relu(24, 40, 20)
+    sch = mlcir.Schedule(text)
+    d = sch.get_block("D")
+    sch.set_scope(d, 0, "shared")
+    sch.transform_layout(d, ("write", 0), lambda i, j: (j // 4, i, j % 4))
+    assert ("bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : "
+            "tensor<10x24x4xf32>") in str(sch.mod)
+    local = mlcir.Schedule(text)
+    local.set_scope(local.get_block("D"), 0, "local")
+    local.transform_layout(local.get_block("D"), ("write", 0), lambda i, j: (j, i))
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(local.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+
+
 def test_an_identity_layout_changes_nothing():
     text, _ = kernels.matmul_bias_relu(24, 40, 20)
     sch = mlcir.Schedule(text)
@@ -695,6 +711,26 @@ def test_a_block_reading_a_relayouted_tensor_keeps_that_dataflow():
 
 
 # -- cases the fuzzer found (fuzz_schedules --seed 37) ------------------------------------------
+
+def test_a_gather_from_a_padded_reordered_tensor_reads_a_contiguous_copy():
+    """T packed (R reads it by tensor.extract), then split with padding and reordered: T's
+    result is the slice dropping the padded rows, a strided view, and R's vectorized gather
+    linearized its offsets as if it were contiguous (max error 3.4: fuzz_schedules --seed 44
+    --case 7760). The gather now reads a contiguous copy."""
+    text, reference = kernels.transpose_relu([12, 19, 16], [0, 2, 1])
+    sch = mlcir.Schedule(text)
+    t = sch.get_block("T")
+    sch.unroll(sch.get_loops(t)[0], factor=2)
+    sch.transform_layout(t, ("write", 0), "lambda v0, v1, v2: (v1, v2, v0 // 6, v0 % 6)")
+    sch.split(sch.get_loops(t)[-1], [2, 2, 8])  # 32 steps for 19: padded
+    _, _, l0, l1, l2 = sch.get_loops(t)
+    sch.reorder(l2, l0, l1)
+    r = sch.get_block("R")
+    sch.vectorize(sch.get_loops(r)[-1])
+    assert "linalg.copy" in str(sch.mod)
+    x, = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(x), reference(x), rtol=1e-6)
+
 
 def test_a_partial_vector_tile_writing_its_result_transposed_stays_scalar():
     """The rf block writes [k_0, i, j] and is vectorized at a partial j tile (3 of 5) with

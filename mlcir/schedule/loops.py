@@ -249,10 +249,8 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
         raise PrimitiveError("fuse", "the loops must be consecutive, outer first")
     if len({state.loop_kind(loop) for loop in loops}) > 1:
         raise PrimitiveError("fuse", "cannot fuse a spatial loop with a reduction loop")
-    if any(len(loop.parts) > 1 for loop in loops):
-        raise PrimitiveError("fuse", "a loop is already fused")
     check_chain(state, block, positions, True, "fuse")
-    dims = [loop.parts[0][0] for loop in loops]
+    dims = [d for loop in loops for d, _ in loop.parts]
     if len(set(dims)) == 1:
         # Consecutive levels of one dimension: fusing them undoes their split.
         levels = block.levels[dims[0]]
@@ -267,11 +265,11 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
     elif len(set(dims)) != len(dims):
         raise PrimitiveError("fuse", "the loops mix split levels of one dimension with other "
                              "dimensions; fuse the levels first")
-    else:
+    else:  # a loop fused before brings its parts (TVM fuses any consecutive loops)
         fused = state.new_loop(block, [p for loop in loops for p in loop.parts])
         for loop in loops:
-            d = loop.parts[0][0]
-            block.levels[d][block.levels[d].index(loop.id)] = fused.id
+            for d, _ in loop.parts:
+                block.levels[d][block.levels[d].index(loop.id)] = fused.id
     block.order[positions[0]:positions[-1] + 1] = [fused.id]
     move_attached(state, block, loops[-1].id, fused.id)
     for loop in loops:

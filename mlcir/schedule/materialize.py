@@ -44,6 +44,7 @@ from mlcir.ir import clone_module, parse
 from mlcir.transform import TransformError, annotate, apply, match_attr, new_script
 
 from .annotate import vector_tile_problem
+from .contiguous import gathers_read_contiguous
 from .errors import ScheduleError
 from .reduction import emit_rfactors
 from .rewrites import apply_rewrite
@@ -625,6 +626,8 @@ def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
         for entry in ir.ArrayAttr(script.operation.attributes[INLINE_ATTR]):
             kind, func_name, block, *args = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
             apply_rewrite(payload, kind, func_name, block, *args)
+        with payload.context, ir.Location.unknown():
+            gathers_read_contiguous(payload)
     apply(payload, script)
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from mlir import ir
-from mlir.dialects import affine, linalg, tensor
+from mlir.dialects import affine, bufferization, linalg, tensor
 
 from mlcir.dialects.loop import BLOCK_ATTR, dps_inits, dps_inputs, is_linalg, tag_block
 
@@ -278,6 +278,10 @@ def _new_init(value: ir.Value, new_type: ir.RankedTensorType) -> ir.Value:
     with ir.InsertionPoint(owner):
         if owner.name == "tensor.empty":
             return tensor.EmptyOp(new_type.shape, new_type.element_type).result
+        if owner.name == "bufferization.alloc_tensor":  # a scope set before: kept
+            space = owner.attributes["memory_space"] \
+                if "memory_space" in owner.attributes else None
+            return bufferization.AllocTensorOp(new_type, [], memory_space=space).result
         if owner.name == "linalg.fill":
             empty = tensor.EmptyOp(new_type.shape, new_type.element_type).result
             filled = linalg.fill(owner.operands[0], outs=[empty])
