@@ -113,15 +113,49 @@ CONV = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
     (16, 20, CONV, False),                                  # 20 outputs: no block
 ])
 def test_convolutions_of_every_kind(channels, out_channels, attrs, blocked):
+    """Each kind after a 3x3 convolution (a chain worth blocking whatever the kind: a 1x1
+    or a depthwise convolution alone is not, below)."""
     rng = np.random.default_rng(0)
     groups = attrs.get("group", 1)
     kh, kw = attrs["kernel_shape"]
+    lead = rng.standard_normal((channels, channels, 3, 3)).astype(np.float32) * 0.3
     w = rng.standard_normal((out_channels, channels // groups, kh, kw)).astype(np.float32)
-    model = om.single_op("Conv", {"x": [1, channels, 13, 14]}, attrs, initializers={"w": w})
+    nodes = [helper.make_node("Conv", ["x", "lead"], ["a"], **CONV),
+             helper.make_node("Conv", ["a", "w"], ["y"], **{
+                 k: v for k, v in {**attrs, "group": groups}.items()})]
+    model = chain_model(nodes, [1, channels, 13, 14], ["y"], {"lead": lead, "w": w})
     ops = graph_ops(model)
-    assert (ops["conv2d_nchwc"] == 1) == blocked, ops
+    lead_blocked = channel_block(channels) is not None and channels >= 8
+    assert ops["conv2d_nchwc"] == lead_blocked + blocked, ops
+    check(model, {"x": rng.standard_normal((1, channels, 13, 14)).astype(np.float32)})
+
+
+@pytest.mark.parametrize("kinds, blocked", [
+    (["1x1"], False), (["dw"], False), (["dw/2"], False), (["1x1", "dw"], False),
+    (["dw", "1x1"], False), (["3x3"], True), (["1x1", "1x1"], True),
+    (["1x1", "dw", "1x1"], True), (["dw", "3x3/2"], True),
+])
+def test_a_chain_is_blocked_when_it_pays_for_its_layout_changes(kinds, blocked):
+    """Blocked when the chain has a dense convolution wider than 1x1 or two dense ones
+    (measured: a lone 1x1 or depthwise convolution ran 0.58x-1.0x blocked, with its two
+    layout changes; two 1x1 1.36x, one 3x3 1.13x)."""
+    rng = np.random.default_rng(2)
+    shapes = {"1x1": ([1, 1], 1, 1), "3x3": ([3, 3], 1, 1), "3x3/2": ([3, 3], 2, 1),
+              "dw": ([3, 3], 1, 16), "dw/2": ([3, 3], 2, 16)}
+    nodes, weights, x = [], {}, "x"
+    for i, kind in enumerate(kinds):
+        kernel, stride, groups = shapes[kind]
+        weights[f"w{i}"] = rng.standard_normal((16, 16 // groups, *kernel)).astype(
+            np.float32) * 0.2
+        nodes.append(helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], kernel_shape=kernel,
+                                      strides=[stride] * 2, group=groups,
+                                      pads=[kernel[0] // 2] * 4))
+        x = f"c{i}"
+    model = chain_model(nodes, [1, 16, 12, 12], [x], weights)
+    ops = graph_ops(model)
+    assert ops["conv2d_nchwc"] == (len(kinds) if blocked else 0), ops
     assert ops["layout_transform"] == (2 if blocked else 0), ops
-    check(model, om.single_op_inputs(model))
+    check(model, {"x": rng.standard_normal((1, 16, 12, 12)).astype(np.float32)})
 
 
 @pytest.mark.parametrize("attrs", [
