@@ -110,7 +110,7 @@ func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
 // CHECK: %[[MASK:.*]] = arith.constant dense<{{\[}}{{\[}}[1, 1], [1, 0]], {{.*}}> : tensor<3x2x2xi8>
 // CHECK: linalg.generic {indexing_maps = [#[[$POOL_X]], #[[$POOL_TAPS]], #[[$GROUPED_O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[VIEW]], %[[MASK]] : tensor<1x4x11x6x2xf32>, tensor<3x2x2xi8>) {{.*}} attrs = {loop.block = "max_pool2d"
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[NINF]]
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 
 // Average pooling: window sums, then a divide by the counted taps (a [OH, OW] table here:
 // count_include_pad = 0 with padding).
