@@ -270,3 +270,25 @@ def test_target_facts_from_cpu_names():
     assert target_facts("llvm -threads=3").threads == 3
     host = target_facts("llvm")
     assert host.threads >= 1 and host.l1d_bytes > 0 and host.lanes() >= 4
+
+
+@pytest.mark.parametrize("channels, hw, vectorized", [(64, 20, True), (24, 12, False)])
+def test_a_layout_change_to_or_from_a_channel_block_is_a_register_transpose(channels, hw,
+                                                                             vectorized):
+    """NCHW <-> NCHW16c: a tile of 8 columns by the 16 channels of a block, transposed in
+    registers (measured 1.6-2.2x faster than LLVM's strided loops); blocks of 8 are left
+    to LLVM (measured slower tiled)."""
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((channels, channels, 3, 3)) * 0.1).astype(np.float32)
+    model = om.single_op("Conv", {"x": [1, channels, hw, hw]},
+                         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, initializers={"w": w})
+    tasks = [t for t in extract_tasks(from_onnx(model)) if t.name.startswith("layout_transform")]
+    assert len(tasks) == 2
+    for task in tasks:
+        sch = default_schedule(task.module, TARGET)
+        assert ("sch.vectorize(" in str(sch.trace)) == vectorized, sch.trace
+        if vectorized:
+            assert fallback_reason(task.module, TARGET) is None
+        args = kernels.random_inputs(str(task.module), 0)
+        want = mlcir.build(task.module, target=TARGET, schedule="none").main(*args)
+        np.testing.assert_array_equal(mlcir.build(task.module, target=TARGET).main(*args), want)
