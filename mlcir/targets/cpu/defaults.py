@@ -352,7 +352,7 @@ def _kind_left_alone(kernel: Schedule) -> str | None:
 TRANSPOSE_TILE = 8  # the split level of the long dim of a register transpose (measured)
 
 
-def _channel_block_transpose(kernel: Schedule) -> Schedule | None:
+def _channel_block_transpose(kernel: Schedule, threads: int = 1) -> Schedule | None:
     """A layout change to or from a channel block (``graph-layout-nchwc``'s ``[N, C, H, W]``
     <-> ``[N, C/c, H, W, c]``): the one block transposes its input so that the innermost dim
     of the result is read with a stride. Left to LLVM, each element is a strided load; here
@@ -360,7 +360,8 @@ def _channel_block_transpose(kernel: Schedule) -> Schedule | None:
     as rows and transposed in registers. Measured on one thread, in / out of NCHW16c: 3.2 MB
     (ResNet-50's bottleneck) 412 -> 261 and 586 -> 294 us, 0.8 MB 89 -> 57 and 142 -> 65 us;
     a 16-wide tile of the long dim was slower than none (531, 602 us), and so were blocks of
-    8. None if ``kernel`` is not such a transpose."""
+    8. With ``threads`` > 1 the outermost loop that has as many iterations runs parallel.
+    None if ``kernel`` is not such a transpose."""
     blocks = [b for b in kernel.state.blocks.values() if not b.inlined]
     if len(blocks) != 1 or REDUCTION in blocks[0].kinds:
         return None
@@ -385,6 +386,10 @@ def _channel_block_transpose(kernel: Schedule) -> Schedule | None:
     tiled = {long_dim: inner, short[0]: loops[short[0]]}
     sch.reorder(*rest, outer, tiled[read], tiled[written])
     sch.vectorize(tiled[read])
+    if threads > 1:  # the outermost loop with an iteration per thread
+        wide = next((rv for rv in rest + [outer] if sch.get(rv).extent >= threads), None)
+        if wide is not None:
+            sch.parallel(wide)
     return sch
 
 
@@ -418,7 +423,9 @@ def _default(kernel: ir.Module | str, target: Target | str,
     facts = facts or target_facts(target)
     unscheduled = Schedule(kernel)
     kernel = unscheduled.original
-    blocked = _channel_block_transpose(unscheduled)
+    blocked = _channel_block_transpose(
+        unscheduled, parallel_threads(estimated_serial_ns(unscheduled, facts),
+                                      target.threads or facts.threads))
     if blocked is not None:
         return blocked, None
     reason = _kind_left_alone(unscheduled)
