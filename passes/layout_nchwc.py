@@ -114,78 +114,16 @@ def _conv_plan(op: ir.Operation, in_block: int | None
     return w_array, attrs, depthwise, in_block, out_block
 
 
-def _worthwhile(ops: list[ir.Operation]) -> set[int]:
-    """The positions of the convolutions to run blocked: those of the chains (convolutions
-    connected through the ops that follow them in the blocked layout) that have a dense
-    convolution with a window wider than 1x1, or at least two dense convolutions. A chain of
-    one 1x1 or depthwise convolution pays two layout changes (about 0.1 us per kB each way)
-    for less than they save, measured untuned on one thread: 1x1 256->64 at 56x56 0.99x,
-    depthwise 3x3 of 144 channels 0.58x, 1x1 then depthwise 1.02x, depthwise then 1x1 0.95x;
-    where two 1x1 gave 1.36x and one 3x3 1.13x (docs/tuning.md, "When a chain is blocked")."""
-    parent: dict[int, int] = {}
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    blocked: dict[ir.Value, tuple[int, int]] = {}  # value -> (its chain, its block)
-    convs: dict[int, tuple[int, bool]] = {}  # position -> (chain, worth alone)
-    for position, op in enumerate(ops):
-        if len(op.results) != 1 or static_shape(op.results[0]) is None:
-            continue
-        inputs = [blocked[v] for v in op.operands if v in blocked]
-        if op.name == "graph.conv2d":
-            x = op.operands[0]
-            plan = _conv_plan(op, blocked[x][1] if x in blocked else None)
-            if plan is None:
-                continue
-            _, _, depthwise, _, out_block = plan
-            inputs = [blocked[x]] if x in blocked else []
-            kernel = math.prod(ir.RankedTensorType(op.operands[1].type).shape[2:])
-            weight = (0 if depthwise else 2 if kernel > 1 else 1)
-        else:
-            short = op.name.split(".", 1)[1] if op.name.startswith("graph.") else ""
-            opdef = graph.OPS.get(short)
-            shape = static_shape(op.results[0])
-            if op.name == "graph.max_pool2d" or op.name in _SPATIAL_REDUCTIONS:
-                inputs = inputs[:1] if op.operands[0] in blocked else []
-            elif opdef is not None and opdef.pattern in CHAIN_PATTERNS and len(shape) == 4:
-                inputs = [blocked[v] for v in op.operands
-                          if v in blocked and static_shape(v) == shape]
-            else:
-                inputs = []
-            if not inputs:
-                continue
-            out_block, weight = inputs[0][1], None
-        parent[position] = position
-        for chain, _ in inputs:
-            parent[find(chain)] = position
-        blocked[op.results[0]] = (position, out_block)
-        if weight is not None:
-            convs[position] = (position, weight)
-    score: dict[int, int] = {}
-    for position, (_, weight) in convs.items():
-        score[find(position)] = score.get(find(position), 0) + weight
-    return {p for p in convs if score[find(p)] >= 2}
-
-
 @dataclass
 class _Converter:
     # NCHW value -> (its NCHW<c>c form, c): the blocked tensors this function has so far.
     blocked: dict[ir.Value, tuple[ir.Value, int]] = field(default_factory=dict)
     plain_forms: list[ir.Operation] = field(default_factory=list)
 
-    # The convolutions whose chains are worth the layout changes (:func:`_worthwhile`), by
-    # the id of the op object ``run`` iterates.
-    chosen: set[int] = field(default_factory=set)
 
     def run(self, fn: ir.Operation) -> int:
         count = 0
-        ops = list(fn.regions[0].blocks[0].operations)
-        self.chosen = {id(ops[p]) for p in _worthwhile(ops)}
-        for op in ops:
+        for op in list(fn.regions[0].blocks[0].operations):
             result = self._convert(op)
             if result is None:
                 continue
@@ -220,7 +158,7 @@ class _Converter:
     def _conv(self, op: ir.Operation) -> tuple[ir.Value, int] | None:
         x, w = op.operands
         plan = _conv_plan(op, self.blocked[x][1] if x in self.blocked else None)
-        if plan is None or id(op) not in self.chosen:
+        if plan is None:
             return None
         w_array, attrs, depthwise, in_block, out_block = plan
         w_array, attrs = _phase_taps(w_array, attrs)
