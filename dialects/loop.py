@@ -72,15 +72,16 @@ def iterator_kinds(op: ir.Operation) -> list[str]:
     used: set[int] = set()
     for amap in maps[len(maps) - num_outputs:]:
         for expr in amap.results:
-            used |= _dims_of(expr)
+            used |= dims_of(expr)
     return [SPATIAL if d in used else REDUCTION for d in range(num_dims)]
 
 
-def _dims_of(expr: ir.AffineExpr) -> set[int]:
+def dims_of(expr: ir.AffineExpr) -> set[int]:
+    """The loop dims an affine expression reads."""
     if isinstance(expr, ir.AffineDimExpr):
         return {expr.position}
     if isinstance(expr, ir.AffineBinaryExpr):
-        return _dims_of(expr.lhs) | _dims_of(expr.rhs)
+        return dims_of(expr.lhs) | dims_of(expr.rhs)
     return set()
 
 

@@ -20,7 +20,7 @@ import math
 from mlir import ir
 from mlir.dialects import affine, linalg, tensor
 
-from mlcir.dialects.loop import BLOCK_ATTR, dps_inputs, tag_block
+from mlcir.dialects.loop import BLOCK_ATTR, dims_of, dps_inputs, loop_extents, tag_block
 
 from .errors import ScheduleError
 from .expand import _element_type, _reassociation
@@ -59,7 +59,7 @@ def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[in
     n_dims = maps[0].n_dims
     numbers = new_dim_numbers(n_dims, group)
     n_new = max(numbers.values()) + 1
-    extents = _extents(op, maps, n_dims)
+    extents = loop_extents(op)
     fused = numbers[group[0]]
     # Each old dim as an expression of the new ones (a group dim: a digit of the fused index).
     old_dims: list[ir.AffineExpr] = [ir.AffineDimExpr.get(numbers[d]) for d in range(n_dims)]
@@ -75,7 +75,7 @@ def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[in
         for k, (value, amap) in enumerate(zip(op.operands, maps)):
             dims = [e.position if isinstance(e, ir.AffineDimExpr) else None for e in amap.results]
             run = plain_run(dims, group)
-            touches = any(d in group for e in amap.results for d in _dims_of(e))
+            touches = any(d in group for e in amap.results for d in dims_of(e))
             if run is not None:
                 value, new_map = _collapsed(value, amap, run, len(group), numbers, n_new)
             elif not touches:
@@ -137,26 +137,6 @@ def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[in
     name = ir.StringAttr(op.attributes[BLOCK_ATTR])
     op.erase()
     tag_block(generic.operation, name)
-
-
-def _dims_of(expr: ir.AffineExpr) -> set[int]:
-    if isinstance(expr, ir.AffineDimExpr):
-        return {expr.position}
-    if isinstance(expr, ir.AffineBinaryExpr):
-        return _dims_of(expr.lhs) | _dims_of(expr.rhs)
-    return set()
-
-
-def _extents(op: ir.Operation, maps: list[ir.AffineMap], n_dims: int) -> list[int]:
-    extents = [0] * n_dims
-    for value, amap in zip(op.operands, maps):
-        if not isinstance(value.type, ir.RankedTensorType):
-            continue
-        shape = ir.RankedTensorType(value.type).shape
-        for r, e in enumerate(amap.results):
-            if isinstance(e, ir.AffineDimExpr):
-                extents[e.position] = shape[r]
-    return extents
 
 
 def _groups(rank: int, run: int, length: int) -> list[list[int]]:
