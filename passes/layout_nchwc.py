@@ -87,39 +87,11 @@ def _phase_taps(w: np.ndarray, attrs: dict) -> tuple[np.ndarray, dict]:
     return wide, {**attrs, "dilation": [dh, 1], "padding": [top, left, bottom, right + taps - span]}
 
 
-def _conv_plan(op: ir.Operation, in_block: int | None
-               ) -> tuple[np.ndarray, dict, bool, int, int] | None:
-    """How ``conv2d`` ``op`` runs blocked — its filter, attributes, whether depthwise, input
-    and output blocks — given the block its input has (None: NCHW); None if it stays NCHW."""
-    x, w = op.operands
-    x_shape, w_array = static_shape(x), constant_array(w)
-    attrs = graph.OPS["conv2d"].read_attrs(op)
-    if x_shape is None or len(x_shape) != 4 or w_array is None or w_array.ndim != 4:
-        return None
-    o, c = w_array.shape[0], x_shape[1]
-    depthwise = attrs["groups"] != 1
-    if depthwise and not (attrs["groups"] == c == o and w_array.shape[1] == 1):
-        return None  # grouped convolutions stay NCHW
-    out_block = channel_block(o)
-    if out_block is None:
-        return None
-    if in_block is None:
-        # An input of fewer channels than a block (an image's 3) stays NCHW: the 7x7/2
-        # stem ran at 102 GFLOPS in NCHW, 60 as one block of 3 (docs/tuning.md).
-        in_block = channel_block(c)
-        if in_block is None:
-            return None
-    if depthwise:
-        in_block = out_block
-    return w_array, attrs, depthwise, in_block, out_block
-
-
 @dataclass
 class _Converter:
     # NCHW value -> (its NCHW<c>c form, c): the blocked tensors this function has so far.
     blocked: dict[ir.Value, tuple[ir.Value, int]] = field(default_factory=dict)
     plain_forms: list[ir.Operation] = field(default_factory=list)
-
 
     def run(self, fn: ir.Operation) -> int:
         count = 0
@@ -157,10 +129,25 @@ class _Converter:
 
     def _conv(self, op: ir.Operation) -> tuple[ir.Value, int] | None:
         x, w = op.operands
-        plan = _conv_plan(op, self.blocked[x][1] if x in self.blocked else None)
-        if plan is None:
+        x_shape, w_array = static_shape(x), constant_array(w)
+        attrs = graph.OPS["conv2d"].read_attrs(op)
+        if x_shape is None or len(x_shape) != 4 or w_array is None or w_array.ndim != 4:
             return None
-        w_array, attrs, depthwise, in_block, out_block = plan
+        o, c = w_array.shape[0], x_shape[1]
+        depthwise = attrs["groups"] != 1
+        if depthwise and not (attrs["groups"] == c == o and w_array.shape[1] == 1):
+            return None  # grouped convolutions stay NCHW
+        out_block = channel_block(o)
+        if out_block is None:
+            return None
+        if x in self.blocked:
+            in_block = self.blocked[x][1]
+        else:
+            # An input of fewer channels than a block (an image's 3) stays NCHW: the 7x7/2
+            # stem ran at 102 GFLOPS in NCHW, 60 as one block of 3 (docs/tuning.md).
+            in_block = channel_block(c)
+            if in_block is None:
+                return None
         w_array, attrs = _phase_taps(w_array, attrs)
         if depthwise:  # one block for input and output channels, the same channels
             in_block = out_block

@@ -22,9 +22,10 @@ from mlir.dialects import affine, linalg, tensor
 
 from mlcir.dialects.loop import BLOCK_ATTR, dims_of, dps_inputs, loop_extents, tag_block
 
-from .errors import ScheduleError
+from .errors import PrimitiveError, ScheduleError
 from .expand import _element_type, _reassociation
 from .inline import _find, _generalized, clone_body
+from .state import SPATIAL, Block, KernelState, Loop, Operand
 
 KIND = "collapse_dims"  # its entry in the schedule's recorded rewrites
 
@@ -46,6 +47,92 @@ def plain_run(results: list[int | None], group: list[int]) -> int | None:
         return None
     start = results.index(group[0])
     return start if results[start:start + len(group)] == group else None
+
+
+def collapse_fused(state: KernelState, block: Block, loop: Loop, why: str,
+                   factored: bool) -> None:
+    """The state side of the rewrite: the dims that ``loop`` fuses become one dim of
+    ``block``, which ``loop`` walks alone; the rewrite is recorded. ``why`` begins the
+    error where the rewrite cannot be made; ``factored``: rfactor made ``block`` (its op
+    exists only once the transform script runs)."""
+    group = [d for d, _ in loop.parts]
+    if any(block.levels[d] != [loop.id] or block.extents[d] != e for d, e in loop.parts):
+        raise PrimitiveError("split", f"{why}: its parts must be whole dimensions, each "
+                             "unsplit (fuse the dimensions, then split the fused loop)")
+    if any(o.is_init and plain_run(o.map_results, group) is None for o in block.operands):
+        raise PrimitiveError("split", f"{why}: block '{block.name}' must write the fused "
+                             "dimensions in the loop's order (its result is reshaped)")
+    related = [b.name for b in state.blocks.values() if not b.inlined and b is not block and (
+        (b.attach is not None and b.attach.target == block.name)
+        or b.origin.get("source") == block.name)]
+    if block.attach is not None or related or block.dim_names or state.expanded(block) \
+            or factored:
+        raise PrimitiveError("split", f"{why}, which reshapes block '{block.name}': it must "
+                             "then be computed on its own (not computed at another block, "
+                             "nothing computed at it, no cache stage, no rfactor, split levels "
+                             "in order)")
+    numbers = new_dim_numbers(len(block.kinds), group)
+    fused = numbers[group[0]]
+    n_new = max(numbers.values()) + 1
+    old_extents = list(block.extents)
+
+    def renumbered(form):
+        return None if form is None else ({numbers[d]: c for d, c in form[0].items()}, form[1])
+
+    operands, outputs = [], []
+    for operand in block.operands:
+        run = plain_run(operand.map_results, group)
+        touches = any(r in group for r in operand.map_results) or any(
+            form is None or any(d in group for d in form[0])
+            for r, form in zip(operand.map_results, operand.terms) if r is None)
+        if run is not None:
+            n = len(group)
+            results = [numbers[r] if r is not None else None for r in operand.map_results]
+            results[run:run + n] = [fused]
+            terms = [renumbered(f) for f in operand.terms]
+            if terms:
+                terms[run:run + n] = [({fused: 1}, 0)]
+            shape = list(operand.shape)
+            if shape:
+                shape[run:run + n] = [math.prod(shape[run:run + n])]
+            new = Operand(operand.producer, results, operand.is_init, terms, shape)
+        elif not touches:
+            new = Operand(operand.producer,
+                          [numbers[r] if r is not None else None for r in operand.map_results],
+                          operand.is_init, [renumbered(f) for f in operand.terms],
+                          list(operand.shape))
+        else:  # read by tensor.extract in the body (an init is always a plain run)
+            if operand.producer is not None:
+                block.reads_by_index.add(operand.producer)
+            continue
+        (outputs if operand.is_init else operands).append(new)
+    covered = {r for o in operands + outputs for r in o.map_results if r is not None}
+    uncovered = [d for d in range(n_new) if d not in covered]
+    new_extents: list[int | None] = [None] * n_new
+    new_kinds = [SPATIAL] * n_new
+    for d in range(len(block.kinds)):
+        new_extents[numbers[d]] = old_extents[d]
+        new_kinds[numbers[d]] = block.kinds[d]
+    new_extents[fused] = loop.extent
+    if uncovered:
+        operands.append(Operand(None, uncovered, False, [({d: 1}, 0) for d in uncovered],
+                                [new_extents[d] for d in uncovered]))
+    levels: list[list[int]] = [[] for _ in range(n_new)]
+    for d, lv in enumerate(block.levels):
+        if d not in group:
+            levels[numbers[d]] = lv
+    levels[fused] = [loop.id]
+    for lid in block.order:
+        other = state.loops[lid]
+        other.parts = [(numbers[d], e) for d, e in other.parts] if lid != loop.id \
+            else [(fused, loop.extent)]
+    loop.knob = None
+    state.inlines.append((KIND, block.func, block.name, ",".join(map(str, group))))
+    block.kinds, block.extents, block.levels = new_kinds, new_extents, levels
+    block.operands = operands + outputs
+    block.output_map = next(o.map_results for o in outputs)
+    block.op_name = "linalg.generic"
+    block.window = any(r is None for o in block.operands for r in o.map_results)
 
 
 def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[int]) -> None:
