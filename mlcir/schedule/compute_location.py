@@ -250,13 +250,18 @@ def _inline_into_copy(state: KernelState, block: Block, copy: Block) -> None:
                  "reads_by_index"):
         setattr(copy, attr, getattr(block, attr))
     block.inlined, block.order, block.levels = True, [], []
+    _reads_renamed(state, block.name, copy.name)
+    state.inlines.append(("rename_block", block.func, block.name, copy.name))
+
+
+def _reads_renamed(state: KernelState, old: str, new: str) -> None:
+    """The blocks that read block ``old`` (as an operand or by index) now read ``new``."""
     for other in state.blocks.values():
         for op in other.operands:
-            if op.producer == block.name and other is not copy:
-                op.producer = copy.name
-        if block.name in other.reads_by_index:
-            other.reads_by_index = other.reads_by_index - {block.name} | {copy.name}
-    state.inlines.append(("rename_block", block.func, block.name, copy.name))
+            if op.producer == old:
+                op.producer = new
+        if old in other.reads_by_index:
+            other.reads_by_index = other.reads_by_index - {old} | {new}
 
 
 def _loops_taken_over(state: KernelState, block: Block, other: Block,
@@ -365,12 +370,7 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
                 setattr(producer, attr, getattr(consumer, attr))
             for lid in producer.order:
                 state.loops[lid].block = producer.name
-        for other in state.blocks.values():
-            for op in other.operands:
-                if op.producer == consumer.name:
-                    op.producer = producer.name
-            if consumer.name in other.reads_by_index:
-                other.reads_by_index = other.reads_by_index - {consumer.name} | {producer.name}
+        _reads_renamed(state, consumer.name, producer.name)
         state.inlines.append(("reverse_compute_inline", consumer.func, consumer.name))
 
 

@@ -423,16 +423,14 @@ def _default(kernel: ir.Module | str, target: Target | str,
     facts = facts or target_facts(target)
     unscheduled = Schedule(kernel)
     kernel = unscheduled.original
-    blocked = _channel_block_transpose(
-        unscheduled, parallel_threads(estimated_serial_ns(unscheduled, facts),
-                                      target.threads or facts.threads))
+    threads = parallel_threads(estimated_serial_ns(unscheduled, facts),
+                               target.threads or facts.threads)
+    blocked = _channel_block_transpose(unscheduled, threads)
     if blocked is not None:
         return blocked, None
     reason = _kind_left_alone(unscheduled)
     if reason:
         return unscheduled, reason
-    threads = parallel_threads(estimated_serial_ns(unscheduled, facts),
-                               target.threads or facts.threads)
     space_fn = cpu_space(replace(target, threads=threads))
     planner = _Planner(facts, threads)
     try:
