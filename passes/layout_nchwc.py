@@ -68,25 +68,6 @@ def layout_nchwc(module: ir.Module | ir.Operation) -> int:
     return count
 
 
-def _phase_taps(w: np.ndarray, attrs: dict) -> tuple[np.ndarray, dict]:
-    """With a width stride ``s > 1``, the filter's columns as taps ``0 .. T-1`` of a window
-    whose width ``T`` is a multiple of ``s`` (zero taps where the dilation skips a column and
-    past the last one) and no width dilation; the right padding grows by the added width, so
-    the output width stays. The lowering then reads the input through the view ``[.., W/s,
-    s, c]``, tap ``kq * s + kr`` at ``[ow + kq, kr]``: no stride inside the register tile, and
-    no phase copy of the input (module docstring of :mod:`.lowerings.nchwc`)."""
-    (_, sw), (dh, dw) = attrs["strides"], attrs["dilation"]
-    kw = w.shape[3]
-    span = (kw - 1) * dw + 1
-    if sw == 1:
-        return w, attrs
-    taps = -(-span // sw) * sw
-    wide = np.zeros(w.shape[:3] + (taps,), w.dtype)
-    wide[..., ::dw][..., :kw] = w
-    top, left, bottom, right = attrs["padding"]
-    return wide, {**attrs, "dilation": [dh, 1], "padding": [top, left, bottom, right + taps - span]}
-
-
 @dataclass
 class _Converter:
     # NCHW value -> (its NCHW<c>c form, c): the blocked tensors this function has so far.
@@ -148,7 +129,6 @@ class _Converter:
             in_block = channel_block(c)
             if in_block is None:
                 return None
-        w_array, attrs = _phase_taps(w_array, attrs)
         if depthwise:  # one block for input and output channels, the same channels
             in_block = out_block
             packed = graph.pack_filter(w_array, 1, out_block)

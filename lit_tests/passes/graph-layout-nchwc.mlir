@@ -1,10 +1,10 @@
 // graph-layout-nchwc: a convolution chain runs in NCHW<c>c. The filter is packed at compile
 // time ([O/co, C/ci, KH, KW, ci, co]; 8 input channels are one block of 8, 16 outputs one of
 // 16), the bias follows as a constant rearranged to [1, 1, 1, 1, 16], the relu and the max
-// pool run blocked, and the chain changes layout once at each end. A width stride widens the
-// filter to taps a multiple of the stride (3 -> 4, zero past the last), the right padding
-// grows by the same, and the lowering reads the input through the phase view
-// [.., W/2, 2, c]. A module marked mlcir.layout = "none" is left alone.
+// pool run blocked, and the chain changes layout once at each end. A width stride keeps the
+// filter as it is; the lowering makes one generic per phase, reading its columns through the
+// view [.., W/2, 2, c] (no copy) and its taps as a strided view of the packed filter, each
+// accumulating into the previous one. A module marked mlcir.layout = "none" is left alone.
 // RUN: mlcir-opt %s --split-input-file --graph-layout-nchwc --graph-dce | FileCheck %s
 // RUN: mlcir-opt %s --split-input-file --graph-layout-nchwc --graph-dce --graph-fuse-ops --graph-to-loop | FileCheck %s --check-prefix=LOOP
 
@@ -35,10 +35,15 @@ func.func @conv_bias_relu_pool(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x3x3xf32> 
 // -----
 
 // CHECK-LABEL: func.func @strided
-// CHECK: "graph.conv2d_nchwc"({{.*}}) {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x8x8x16xf32>, tensor<1x1x3x4x16x16xf32>) -> tensor<1x1x4x4x16xf32>
+// CHECK: "graph.conv2d_nchwc"({{.*}}) {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x1x8x8x16xf32>, tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x4x4x16xf32>
 // LOOP-LABEL: func.func private @conv2d_nchwc
-// LOOP: tensor.expand_shape {{.*}} output_shape [1, 1, 10, 5, 2, 16] : tensor<1x1x10x10x16xf32> into tensor<1x1x10x5x2x16xf32>
-// LOOP: linalg.generic {indexing_maps = [#[[XMAP:.*]], #{{.*}}, #{{.*}}, #{{.*}}]
+// LOOP: %[[V:.*]] = tensor.expand_shape {{.*}} output_shape [1, 1, 10, 5, 2, 16] : tensor<1x1x10x10x16xf32> into tensor<1x1x10x5x2x16xf32>
+// LOOP: %[[P0:.*]] = tensor.extract_slice %[[V]][0, 0, 0, 0, 0, 0] [1, 1, 10, 5, 1, 16] [1, 1, 1, 1, 1, 1] : tensor<1x1x10x5x2x16xf32> to tensor<1x1x10x5x16xf32>
+// LOOP: %[[P1:.*]] = tensor.extract_slice %[[V]][0, 0, 0, 0, 1, 0] [1, 1, 10, 4, 1, 16] [1, 1, 1, 1, 1, 1] : tensor<1x1x10x5x2x16xf32> to tensor<1x1x10x4x16xf32>
+// LOOP: %[[W0:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0, 0] [1, 1, 3, 2, 16, 16] [1, 1, 1, 2, 1, 1] : tensor<1x1x3x3x16x16xf32> to tensor<1x1x3x2x16x16xf32>
+// LOOP: %[[C0:.*]] = linalg.generic {{.*}} ins(%[[P0]], %[[W0]] : {{.*}}) outs({{.*}}) {{.*}}loop.block = "conv2d_nchwc"
+// LOOP: %[[W1:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 1, 0, 0] [1, 1, 3, 1, 16, 16] [1, 1, 1, 2, 1, 1] : tensor<1x1x3x3x16x16xf32> to tensor<1x1x3x1x16x16xf32>
+// LOOP: linalg.generic {{.*}} ins(%[[P1]], %[[W1]] : {{.*}}) outs(%[[C0]] : {{.*}}) {{.*}}loop.block = "conv2d_nchwc_1"
 func.func @strided(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
   %w = arith.constant dense<1.0> : tensor<16x16x3x3xf32>
   %c = "graph.conv2d"(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x4x4xf32>

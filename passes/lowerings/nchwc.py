@@ -7,14 +7,19 @@
   ``(n, oco, oh, ow, oci, ico, kh, kw, ici)``: the last two spatial loops, which the CPU design
   space tiles into its register tile, are output columns ``ow`` and the output channels of
   one block ``oci`` (contiguous in the result and in the packed filter): MLAS's NCHWc
-  micro-kernel, each step a broadcast input value times a filter vector. No phase copy for a
-  width stride: ``x[.., ow * s + kw, ici]`` is read one element at a time anyway. A depthwise
-  convolution is ``(n, cb, oh, ow, c, kh, kw)``, its channel block in the lanes.
+  micro-kernel, each step a broadcast input value times a filter vector. A width stride
+  ``s > 1`` makes one such generic per phase, as NCHW's lowering does (nn.py): phase ``r``
+  reads the columns ``r, r + s, …`` through a strided view of the input (no copy: the tile
+  reads it one broadcast value at a time) and the filter taps that land on them, and
+  accumulates into the previous phase's result. A depthwise convolution is ``(n, cb, oh, ow,
+  c, kh, kw)``, its channel block in the lanes.
 - ``max_pool2d_nchwc``: padding with the lowest value, a fill and one generic over
   ``(n, cb, oh, ow, c, kh, kw)``: the channel block in the lanes, whatever the strides.
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 from mlir import ir
 from mlir.dialects import arith, linalg
@@ -23,7 +28,8 @@ from mlcir.dialects.graph import parse_blocked_layout
 from mlcir.dialects.loop import tag_block
 
 from . import builders as b
-from .nn import pad, pool_padding, spatial_dims_static
+from .nn import Phase, Window, accumulate_phases, pad, padded_for, pool_padding, \
+    slice_view, spatial_dims_static
 from .rule import LoweringContext, lowering
 
 
@@ -49,73 +55,65 @@ def _dims(names: str) -> dict[str, ir.AffineExpr]:
     return {k: ir.AffineDimExpr.get(i) for i, k in enumerate(names.split())}
 
 
-def _phased(cx: LoweringContext, x: ir.Value, pads: list[int], value: ir.Value, stride: int,
-            out_w: int, span: int) -> ir.Value:
-    """``x`` ``[N, Cb, H, W, c]`` padded, and for a width stride ``s > 1`` viewed as ``[N, Cb,
-    H', W'/s, s, c]`` (padded further or cut on the right: whole phases covering the
-    windows, ``span`` columns each)."""
-    if stride == 1:
-        return pad(cx, x, pads, value)
-    top, left, bottom, right = pads
-    columns = -(-((out_w - 1) * stride + span) // stride)
-    width = b.shape_of(x)[3] + left + right
-    padded = pad(cx, x, [top, left, bottom, right + max(0, columns * stride - width)], value)
-    n, cb, h, full, c = b.shape_of(padded)
-    if full != columns * stride:
-        padded = b.extract_slice(padded, [0] * 5, [n, cb, h, columns * stride, c], [1] * 5)
-    return b.expand(padded, [n, cb, h, columns, stride, c], [[0], [1], [2], [3, 4], [5]])
-
-
-def _window_read(d: dict[str, ir.AffineExpr], channel: str, block: str, strides: list[int],
-                 dilation: list[int], phased: bool) -> list[ir.AffineExpr]:
+def _window_read(d: dict[str, ir.AffineExpr], channel: str, block: str,
+                 strides: Sequence[int], dilation: Sequence[int]) -> list[ir.AffineExpr]:
     """The input read of a window block: ``[n, channel, oh*sh + kh*dh, ow*sw + kw*dw,
-    block]``, or through the phase view ``[.., ow + kq, kr, block]``."""
+    block]``."""
     (sh, sw), (dh, dw) = strides, dilation
-    row = d["oh"] * sh + d["kh"] * dh
-    if phased:
-        return [d["n"], d[channel], row, d["ow"] + d["kq"], d["kr"], d[block]]
-    return [d["n"], d[channel], row, d["ow"] * sw + d["kw"] * dw, d[block]]
+    return [d["n"], d[channel], d["oh"] * sh + d["kh"] * dh, d["ow"] * sw + d["kw"] * dw,
+            d[block]]
+
+
+def _phases(x: ir.Value, window: Window) -> list[Phase]:
+    """The phases of ``window`` over the padded blocked input ``x`` ``[N, Cb, H, W, c]``,
+    each a strided view of it: phase ``r``'s columns ``(first + j) * s + r`` through the view
+    ``[N, Cb, H, W/s, s, c]`` (no copy: a register tile reads the input one broadcast value
+    at a time, whatever its stride)."""
+    if not window.split:
+        return window.phases(x)
+    s, columns = window.strides[1], window.phase_columns()
+    n, cb, h, _, c = b.shape_of(x)
+    if b.shape_of(x)[3] != columns * s:
+        x = b.extract_slice(x, [0] * 5, [n, cb, h, columns * s, c], [1] * 5)
+    view = b.expand(x, [n, cb, h, columns, s, c], [[0], [1], [2], [3, 4], [5]])
+    return window.phases(x, lambda r, first, length: slice_view(
+        view, [0, 0, 0, first, r, 0], [n, cb, h, length, 1, c], [1] * 6, drop=[4]))
 
 
 @lowering("conv2d_nchwc")
 def lower_conv2d_nchwc(cx: LoweringContext) -> list[ir.Value]:
+    """One generic per width-stride phase (:class:`.nn.Window`), each accumulating into the
+    previous one's result: a stride-1 window over its phase, its filter the taps it reads (a
+    strided view of the packed constant). Widening the filter to taps a multiple of the
+    stride instead put a quarter of a 3x3/2's FMAs on zeros (docs/tuning.md)."""
     x, w = cx.inputs
     (dest,) = cx.dests
     spatial_dims_static("graph.conv2d_nchwc", x)
-    elem = b.element_type(dest)
-    zero = b.constant(0, elem)
-    strides, dilation = list(cx.attrs["strides"]), list(cx.attrs["dilation"])
-    kw = b.shape_of(w)[3]
-    # graph-layout-nchwc makes strided filters so: taps a multiple of the stride, no dilation.
-    phased = strides[1] > 1 and dilation[1] == 1 and kw % strides[1] == 0
-    padded = _phased(cx, x, list(cx.attrs["padding"]), zero, strides[1] if phased else 1,
-                     b.shape_of(dest)[3], kw)
-    name = cx.block_name("conv2d_nchwc")
-    init = b.fill(cx.block_name(f"{name.value}_init"), zero, dest)
-    taps = "kq kr" if phased else "kw"
+    zero = b.constant(0, b.element_type(dest))
+    (sh, sw), (dh, dw) = cx.attrs["strides"], cx.attrs["dilation"]
+    window = Window(tuple(b.shape_of(w)[2:4]), (sh, sw), (dh, dw), b.shape_of(dest)[3])
+    phases = _phases(padded_for(cx, x, cx.attrs["padding"], window, zero), window)
     depthwise = cx.attrs["groups"] != 1
-    d = _dims(f"n cb oh ow c kh {taps}" if depthwise else f"n oco oh ow oci ico kh {taps} ici")
-    column = d["kq"] * strides[1] + d["kr"] if phased else d["kw"]
-    if depthwise:  # w [C/c, 1, KH, KW, 1, c]
-        zero_expr = ir.AffineConstantExpr.get(0)
-        x_map = _window_read(d, "cb", "c", strides, dilation, phased)
-        w_map = [d["cb"], zero_expr, d["kh"], column, zero_expr, d["c"]]
-        out_map = [d["n"], d["cb"], d["oh"], d["ow"], d["c"]]
-    else:
-        x_map = _window_read(d, "ico", "ici", strides, dilation, phased)
-        w_map = [d["oco"], d["ico"], d["kh"], column, d["ici"], d["oci"]]
-        out_map = [d["n"], d["oco"], d["oh"], d["ow"], d["oci"]]
+    d = _dims("n cb oh ow c kh kw" if depthwise else "n oco oh ow oci ico kh kw ici")
     num = len(d)
     kinds = [b.PARALLEL] * 5 + [b.REDUCTION] * (num - 5)
-    maps = [b.dims_map(num, m) for m in (x_map, w_map, out_map)]
-    if not phased:
-        return b.generic(name, [padded, w], [init], maps, kinds,
-                         lambda a, k, acc: b.add(acc, b.mul(a, k)))
-    # kq and kr index no operand plainly: an unread tensor of the tap grid bounds them.
-    grid = b.empty([b.shape_of(w)[2], kw // strides[1], strides[1]], elem)
-    maps.insert(2, b.dims_map(num, [d["kh"], d["kq"], d["kr"]]))
-    return b.generic(name, [padded, w, grid], [init], maps, kinds,
-                     lambda a, k, _, acc: b.add(acc, b.mul(a, k)))
+
+    def build(name: ir.StringAttr, phase: Phase, acc: ir.Value) -> ir.Value:
+        strides, dilation = (sh, phase.stride), (dh, phase.dilation)
+        if depthwise:  # w [C/c, 1, KH, KW, 1, c]
+            zero_expr = ir.AffineConstantExpr.get(0)
+            x_map = _window_read(d, "cb", "c", strides, dilation)
+            w_map = [d["cb"], zero_expr, d["kh"], d["kw"], zero_expr, d["c"]]
+            out_map = [d["n"], d["cb"], d["oh"], d["ow"], d["c"]]
+        else:
+            x_map = _window_read(d, "ico", "ici", strides, dilation)
+            w_map = [d["oco"], d["ico"], d["kh"], d["kw"], d["ici"], d["oci"]]
+            out_map = [d["n"], d["oco"], d["oh"], d["ow"], d["oci"]]
+        maps = [b.dims_map(num, m) for m in (x_map, w_map, out_map)]
+        return b.generic(name, [phase.input, phase.taps_of(w)], [acc], maps, kinds,
+                         lambda a, k, acc: b.add(acc, b.mul(a, k)))[0]
+
+    return [accumulate_phases(cx, "conv2d_nchwc", zero, dest, phases, build)]
 
 
 @lowering("max_pool2d_nchwc")
@@ -134,7 +132,7 @@ def lower_max_pool2d_nchwc(cx: LoweringContext) -> list[ir.Value]:
     name = cx.block_name("max_pool2d_nchwc")
     init = b.fill(cx.block_name(f"{name.value}_init"), lowest, dest)
     d = _dims("n cb oh ow kh kw c")
-    x_map = _window_read(d, "cb", "c", list(a["strides"]), list(a["dilation"]), phased=False)
+    x_map = _window_read(d, "cb", "c", a["strides"], a["dilation"])
     out_map = [d["n"], d["cb"], d["oh"], d["ow"], d["c"]]
     maps = [b.dims_map(7, m) for m in (x_map, [d["kh"], d["kw"]], out_map)]
     kinds = [b.PARALLEL] * 4 + [b.REDUCTION] * 2 + [b.PARALLEL]

@@ -57,7 +57,7 @@ def _sizes(v: ir.Value) -> list[int | ir.Value]:
     return [d if d is not None else b.dim(v, i) for i, d in enumerate(b.shape_of(v))]
 
 
-def _slice(v: ir.Value, offsets: Sequence[int], sizes: Sequence[int | ir.Value],
+def slice_view(v: ir.Value, offsets: Sequence[int], sizes: Sequence[int | ir.Value],
            strides: Sequence[int], drop: Sequence[int] = ()) -> ir.Value:
     """``tensor.extract_slice`` (a view) with static offsets and strides, dropping the unit
     dims ``drop`` from the result."""
@@ -90,9 +90,9 @@ def pad(cx: LoweringContext, x: ir.Value, pads: Sequence[int], value: ir.Value) 
 
 
 @dataclass(frozen=True)
-class _Window:
-    """A 2-D window over an NCHW input: kernel size, strides and dilations per axis, and the
-    output width."""
+class Window:
+    """A 2-D window over an NCHW (or NCHW<c>c) input: kernel size, strides and dilations per
+    axis, and the output width."""
 
     kernel: tuple[int, int]
     strides: tuple[int, int]
@@ -116,9 +116,29 @@ class _Window:
             return 0
         return max(0, self.phase_columns() * self.strides[1] - padded_w)
 
+    def phases(self, x: ir.Value,
+               phase_input: Callable[[int, int, int], ir.Value] | None = None) -> list[Phase]:
+        """The phases of this window over the padded input ``x``: ``x`` itself unsplit, else
+        one per residue ``r`` of a tap's column modulo the stride ``s``, reading
+        ``phase_input(r, first, length)``: ``length`` columns of phase ``r`` from its column
+        ``first``, the input's columns ``(first + j) * s + r``."""
+        (_, kw), (_, s), (_, d) = self.kernel, self.strides, self.dilation
+        if not self.split:
+            return [Phase(x, 0, 1, kw, d, s)]
+        g = math.gcd(d, s)
+        phases = []
+        for r in range(s):
+            taps = [k for k in range(kw) if k * d % s == r]
+            if not taps:
+                continue
+            length = self.out_w + (len(taps) - 1) * (d // g)
+            view = phase_input(r, (taps[0] * d - r) // s, length)
+            phases.append(Phase(view, taps[0], s // g, len(taps), d // g, 1))
+        return phases
+
 
 @dataclass(frozen=True)
-class _Phase:
+class Phase:
     """One op of a (split) window: its input (width stride 1 after a split) and its taps
     ``kw = first + step * j`` for ``j < count``, ``dilation`` apart in that input."""
 
@@ -129,25 +149,26 @@ class _Phase:
     dilation: int
     stride: int
 
+    def taps_of(self, w: ir.Value) -> ir.Value:
+        """The kernel columns (dim 3: ``[.., KH, KW]``, or a packed ``[.., KH, KW, ..]``) of
+        ``w`` this phase reads, a strided view."""
+        sizes = _sizes(w)
+        if self.first == 0 and self.step == 1 and self.count == sizes[3]:
+            return w
+        offsets, strides = [0] * len(sizes), [1] * len(sizes)
+        offsets[3], sizes[3], strides[3] = self.first, self.count, self.step
+        return slice_view(w, offsets, sizes, strides)
 
-def _phases(cx: LoweringContext, x: ir.Value, window: _Window) -> list[_Phase]:
-    """The phases of ``window`` over the padded input ``x`` (one, ``x`` itself, unsplit)."""
-    (_, kw), (_, s), (_, d) = window.kernel, window.strides, window.dilation
+
+def _phases(cx: LoweringContext, x: ir.Value, window: Window) -> list[Phase]:
+    """The phases of ``window`` over the padded NCHW input ``x``, each reading a phase of
+    its deinterleaved copy."""
     if not window.split:
-        return [_Phase(x, 0, 1, kw, d, s)]
-    deinterleaved = _deinterleave(cx, x, s, window.phase_columns())
+        return window.phases(x)
+    deinterleaved = _deinterleave(cx, x, window.strides[1], window.phase_columns())
     n, c, h = _sizes(x)[:3]
-    g = math.gcd(d, s)
-    phases = []
-    for r in range(s):
-        taps = [k for k in range(kw) if k * d % s == r]
-        if not taps:
-            continue
-        q0 = (taps[0] * d - r) // s
-        length = window.out_w + (len(taps) - 1) * (d // g)
-        view = _slice(deinterleaved, [0, 0, 0, r, q0], [n, c, h, 1, length], [1] * 5, drop=[3])
-        phases.append(_Phase(view, taps[0], s // g, len(taps), d // g, 1))
-    return phases
+    return window.phases(x, lambda r, first, length: slice_view(
+        deinterleaved, [0, 0, 0, r, first], [n, c, h, 1, length], [1] * 5, drop=[3]))
 
 
 def _phase_view(x: ir.Value, stride: int, columns: int) -> ir.Value:
@@ -156,7 +177,7 @@ def _phase_view(x: ir.Value, stride: int, columns: int) -> ir.Value:
     n, c, h, _ = _sizes(x)
     width = columns * stride
     if b.shape_of(x)[3] != width:
-        x = _slice(x, [0, 0, 0, 0], [n, c, h, width], [1] * 4)
+        x = slice_view(x, [0, 0, 0, 0], [n, c, h, width], [1] * 4)
     dynamic = [v for v in (n, c) if not isinstance(v, int)]
     static = [v if isinstance(v, int) else None for v in (n, c)]
     return b.expand(x, [*static, h, columns, stride], [[0], [1], [2], [3, 4]], dynamic=dynamic)
@@ -175,18 +196,9 @@ def _deinterleave(cx: LoweringContext, x: ir.Value, stride: int, columns: int) -
     return op.results[0]
 
 
-def _taps(w: ir.Value, phase: _Phase) -> ir.Value:
-    """The kernel columns of ``w`` (``[.., KH, KW]``) a phase reads (a strided view)."""
-    if phase.first == 0 and phase.step == 1 and phase.count == b.shape_of(w)[3]:
-        return w
-    sizes = _sizes(w)
-    return _slice(w, [0, 0, 0, phase.first], [*sizes[:3], phase.count],
-                  [1, 1, 1, phase.step])
-
-
-def _accumulate(cx: LoweringContext, base: str, init_value: ir.Value, dest: ir.Value,
-                phases: list[_Phase], build: Callable[[ir.StringAttr, _Phase, ir.Value], ir.Value]
-                ) -> ir.Value:
+def accumulate_phases(cx: LoweringContext, base: str, init_value: ir.Value, dest: ir.Value,
+                      phases: list[Phase],
+                      build: Callable[[ir.StringAttr, Phase, ir.Value], ir.Value]) -> ir.Value:
     """``build(name, phase, acc)`` for every phase, the first into a fill of ``dest`` (block
     ``<base>_init``), each next one into the previous result (blocks ``<base>``, ``<base>_1``…)."""
     name = cx.block_name(base)
@@ -211,8 +223,8 @@ def _nchw_dest_dims(channels_from_w: bool):
     return dest_dims
 
 
-def _padded(cx: LoweringContext, x: ir.Value, pads: Sequence[int], window: _Window,
-            value: ir.Value) -> ir.Value:
+def padded_for(cx: LoweringContext, x: ir.Value, pads: Sequence[int], window: Window,
+               value: ir.Value) -> ir.Value:
     """``x`` padded by ``pads``, and on the right as far as the phase split needs."""
     top, left, bottom, right = pads
     right += window.extra_right_padding(b.shape_of(x)[3] + left + right)
@@ -232,17 +244,17 @@ def lower_conv2d(cx: LoweringContext) -> list[ir.Value]:
         name = cx.block_name("conv2d")
         init = b.fill(cx.block_name(f"{name.value}_init"), zero, dest)
         return [_grouped_conv(name, padded, w, init, (sh, sw), (dh, dw), groups)]
-    window = _Window(tuple(b.shape_of(w)[2:]), (sh, sw), (dh, dw), b.shape_of(dest)[3])
-    phases = _phases(cx, _padded(cx, x, cx.attrs["padding"], window, zero), window)
+    window = Window(tuple(b.shape_of(w)[2:]), (sh, sw), (dh, dw), b.shape_of(dest)[3])
+    phases = _phases(cx, padded_for(cx, x, cx.attrs["padding"], window, zero), window)
 
-    def build(name: ir.StringAttr, phase: _Phase, acc: ir.Value) -> ir.Value:
-        result = linalg.conv_2d_nchw_fchw(phase.input, _taps(w, phase), outs=[acc],
+    def build(name: ir.StringAttr, phase: Phase, acc: ir.Value) -> ir.Value:
+        result = linalg.conv_2d_nchw_fchw(phase.input, phase.taps_of(w), outs=[acc],
                                           strides=[sh, phase.stride],
                                           dilations=[dh, phase.dilation])
         tag_block(result.owner, name)
         return result
 
-    return [_accumulate(cx, "conv2d", zero, dest, phases, build)]
+    return [accumulate_phases(cx, "conv2d", zero, dest, phases, build)]
 
 
 def _grouped_conv(name: ir.StringAttr, x: ir.Value, w: ir.Value, init: ir.Value,
@@ -282,9 +294,9 @@ def _pool(cx: LoweringContext, kind: str, base: str, fill_value: ir.Value, x: ir
     """Blocks ``<base>_init`` and ``<base>``: ``x`` padded with ``fill_value`` (explicit
     padding, ceil mode, what the phase view needs) and pooled by ``kind`` (``max``/``sum``)."""
     a = cx.attrs
-    window = _Window(tuple(a["kernel"]), tuple(a["strides"]), tuple(a["dilation"]),
+    window = Window(tuple(a["kernel"]), tuple(a["strides"]), tuple(a["dilation"]),
                      b.shape_of(dest)[3])
-    padded = _padded(cx, x, pool_padding(x, dest, a), window, fill_value)
+    padded = padded_for(cx, x, pool_padding(x, dest, a), window, fill_value)
     name = cx.block_name(base)
     init = b.fill(cx.block_name(f"{name.value}_init"), fill_value, dest)
     if window.split:
@@ -297,7 +309,7 @@ def _pool(cx: LoweringContext, kind: str, base: str, fill_value: ir.Value, x: ir
 
 
 def _pool_phased(name: ir.StringAttr, kind: str, identity: ir.Value, x: ir.Value,
-                 init: ir.Value, window: _Window) -> ir.Value:
+                 init: ir.Value, window: Window) -> ir.Value:
     """Pooling with a width stride ``s > 1`` as one generic over ``(n, c, oh, ow, kh, kq,
     kr)`` reading ``x`` through the view ``[N, C, H, W/s, s]``: tap ``kw`` is column
     ``kq * s + kr = kw * dilation`` past the window's start ``ow * s``. The phase ``kr`` is read
