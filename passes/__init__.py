@@ -28,6 +28,7 @@ declare_lazy({
     "mlcir-bool-storage": "mlcir.passes.bool_storage",
     "mlcir-flatten-globals": "mlcir.passes.flatten_globals",
     "mlcir-lower-vectors": "mlcir.passes.lower_vectors",
+    "mlcir-tile-temporaries": "mlcir.passes.tile_temporaries",
     "mlcir-approximate-math": "mlcir.passes.approximate_math",
     "mlcir-cpu": "mlcir.passes.pipelines",
     "mlcir-cpu-bufferize": "mlcir.passes.pipelines",

@@ -27,18 +27,26 @@ def cpu_frontend() -> list[str]:
     return KERNELS + ["graph-lower-library-calls", "mlcir-entry-points"]
 
 
-def cpu_bufferize() -> list[str]:
+def cpu_bufferize(tile_temporaries: bool = True) -> list[str]:
     """Tensors → memrefs. First the accumulators of register tiles, read and written at one
     place in every step of their reduction loops, become vectors those loops carry
     (``loop-invariant-subset-hoisting``): left in memory, LLVM kept them in registers only in
     serial loops, not in OpenMP-outlined parallel ones (measured: parallel convolutions ran
     twice as slow per thread). Upstream elementwise ops on tensors (``arith.addf`` on a
     ``tensor<…>``, which nothing bufferizes) become ``linalg.generic``; results become
-    out-parameters, intermediates are freed; copies between strided views become loops
+    out-parameters, intermediates are freed. Temporaries used a tile at a time are allocated
+    per tile (``mlcir-tile-temporaries``; not for CUDA, whose tiles become kernels that
+    cannot allocate). ``canonicalize`` runs right after bufferization:
+    a tiled kernel returns the result of the ``scf.for`` that carried its output tensor, and
+    until the fold of that loop's unchanged buffer the result is neither recognised as the
+    kernel's destination argument nor as a hoistable allocation, so every kernel copied its
+    whole output at the end (MobileNetV2's blocks 1777 -> 1329 us without those copies,
+    docs/tuning.md, "Third round"); copies between strided views become loops
     (``mlcir-copies-to-loops``); then the serial foralls a schedule created become loops and
     vector ops are lowered (both need memrefs)."""
     return ["loop-invariant-subset-hoisting",
-            "convert-elementwise-to-linalg", "eliminate-empty-tensors", BUFFERIZE,
+            "convert-elementwise-to-linalg", "eliminate-empty-tensors",
+            *(["mlcir-tile-temporaries"] if tile_temporaries else []), BUFFERIZE, "canonicalize",
             "drop-equivalent-buffer-results",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "canonicalize", "buffer-deallocation-pipeline", "mlcir-copies-to-loops",

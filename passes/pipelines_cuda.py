@@ -98,7 +98,7 @@ def gpu_codegen(chip: str, fmt: str, toolkit: str, opt_level: int) -> list[str]:
 def cuda_pipeline(chip: str = DEFAULT_CHIP, fmt: str = "isa", toolkit: str = "",
                   opt_level: int = 3, threads: int = DEFAULT_THREADS) -> str:
     check_options(chip, fmt, opt_level, threads, toolkit)
-    return ", ".join(cuda_frontend() + cpu_bufferize() + gpu_mapping(threads)
+    return ", ".join(cuda_frontend() + cpu_bufferize(tile_temporaries=False) + gpu_mapping(threads)
                      + gpu_codegen(chip, fmt, toolkit, opt_level))
 
 
@@ -122,6 +122,6 @@ register_pipeline(Pipeline(
 register_pipeline(Pipeline(
     "mlcir-cuda-mapped", "Graph or loop level to gpu.launch ops on device buffers, before "
     "outlining (what mlcir-cuda compiles; for reading the mapping)",
-    lambda options: ", ".join(cuda_frontend() + cpu_bufferize() + gpu_mapping(
+    lambda options: ", ".join(cuda_frontend() + cpu_bufferize(tile_temporaries=False) + gpu_mapping(
         int(options.get("threads", str(DEFAULT_THREADS))))),
     {"threads": f"threads per block of the default mapping (default {DEFAULT_THREADS})"}))
