@@ -64,14 +64,24 @@ func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
   return %0 : tensor<2x4x16xf32>
 }
 
-// Padding is a block: a fill of the padded shape and a copy into its interior. A width stride
+// Padding is blocks: a fill of each border strip of the padded shape (rows above and below,
+// columns left and right; not the interior, which the copy writes) and a copy into its
+// interior. A width stride
 // of 2 splits the input into two phases (columns 0, 2, .. and 1, 3, ..; padded right to 12
 // columns so they split evenly): block "deinterleave" copies them apart and there is one
 // stride-1 convolution per phase over its taps (kw = 0, 2 and kw = 1), the second
 // accumulating into the first.
 // CHECK-LABEL: func.func private @conv2d(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<1x4x9x9xf32>, %[[W:[^:]*]]: tensor<8x4x3x3xf32>, %[[OUT:[^:]*]]: tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32> attributes {loop.kernel}
-// CHECK: %[[PADDED:.*]] = linalg.fill {loop.block = "pad_init", {{.*}}} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x11x12xf32>)
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x11x12xf32>
+// CHECK: %[[TOP:.*]] = linalg.fill {loop.block = "pad_init", {{.*}}} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x1x12xf32>)
+// CHECK: %[[P0:.*]] = tensor.insert_slice %[[TOP]] into %[[EMPTY]][0, 0, 0, 0] [1, 4, 1, 12] [1, 1, 1, 1]
+// CHECK: %[[BOTTOM:.*]] = linalg.fill {loop.block = "pad_init_1", {{.*}}} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x1x12xf32>)
+// CHECK: %[[P1:.*]] = tensor.insert_slice %[[BOTTOM]] into %[[P0]][0, 0, 10, 0] [1, 4, 1, 12] [1, 1, 1, 1]
+// CHECK: %[[LEFT:.*]] = linalg.fill {loop.block = "pad_init_2", {{.*}}} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x9x1xf32>)
+// CHECK: %[[P2:.*]] = tensor.insert_slice %[[LEFT]] into %[[P1]][0, 0, 1, 0] [1, 4, 9, 1] [1, 1, 1, 1]
+// CHECK: %[[RIGHT:.*]] = linalg.fill {loop.block = "pad_init_3", {{.*}}} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x9x2xf32>)
+// CHECK: %[[PADDED:.*]] = tensor.insert_slice %[[RIGHT]] into %[[P2]][0, 0, 1, 10] [1, 4, 9, 2] [1, 1, 1, 1]
 // CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %[[PADDED]][0, 0, 1, 1] [1, 4, 9, 9] [1, 1, 1, 1]
 // CHECK: %[[COPY:.*]] = linalg.copy {{{.*}}loop.block = "pad"{{.*}}} ins(%[[X]] : tensor<1x4x9x9xf32>) outs(%[[INTERIOR]] : tensor<1x4x9x9xf32>)
 // CHECK: %[[IN:.*]] = tensor.insert_slice %[[COPY]] into %[[PADDED]][0, 0, 1, 1] [1, 4, 9, 9] [1, 1, 1, 1]
@@ -102,7 +112,8 @@ func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
 // window (no copy of the input).
 // CHECK-LABEL: func.func private @max_pool2d(
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: linalg.fill {loop.block = "pad_init", {{.*}}} ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x4x11x12xf32>)
+// CHECK: linalg.fill {loop.block = "pad_init", {{.*}}} ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x4x1x12xf32>)
+// CHECK: linalg.fill {loop.block = "pad_init_1", {{.*}}} ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x4x10x2xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 4, 10, 10]
 // CHECK: linalg.copy {{{.*}}loop.block = "pad"
 // CHECK: linalg.fill {loop.block = "max_pool2d_init", {{.*}}} ins(%[[NINF]] : f32)

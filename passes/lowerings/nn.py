@@ -1,8 +1,8 @@
 """conv2d, max_pool2d and avg_pool2d → padding, fill and convolution/pooling blocks.
 
-- **Padding** is a block of its own: ``pad_init`` fills a tensor of the padded shape with the
-  padding value (0, or the lowest value for max pooling) and ``pad`` (a ``linalg.copy``) writes
-  the input into its interior, an ``extract_slice``/``insert_slice`` pair that bufferizes in
+- **Padding** is blocks of its own: ``pad_init`` (``pad_init_1``…) fills the border strips of
+  a tensor of the padded shape with the padding value (0, or the lowest value for max
+  pooling) and ``pad`` (a ``linalg.copy``) writes the input into its interior, an ``extract_slice``/``insert_slice`` pair that bufferizes in
   place (upstream's ``tensor.pad`` decomposes to the same; as blocks the schedule sees and
   tiles them). Ceil-mode pooling pads the bottom/right further so every window is in bounds.
 - **Width strides.** A tile vectorizes with the output width in the lanes only where
@@ -70,18 +70,28 @@ def slice_view(v: ir.Value, offsets: Sequence[int], sizes: Sequence[int | ir.Val
 
 def pad(cx: LoweringContext, x: ir.Value, pads: Sequence[int], value: ir.Value) -> ir.Value:
     """``x`` (NCHW, or NCHW<c>c: dims 2 and 3 are H and W) padded by ``pads = [top, left,
-    bottom, right]`` with ``value``: blocks ``pad_init`` (a fill) and ``pad`` (a copy into the
+    bottom, right]`` with ``value``: blocks ``pad_init`` (and ``pad_init_1``…: a fill of each
+    border strip, the rows above and below and the columns either side, not of the whole
+    padded tensor, whose interior the copy overwrites anyway) and ``pad`` (a copy into the
     interior). No padding: ``x`` itself."""
     if not any(pads):
         return x
     top, left, bottom, right = pads
     n, c, h, w, *rest = b.shape_of(x)
-    shape = [n, c, h + top + bottom, w + left + right, *rest]
     name = cx.block_name("pad")
-    padded = b.fill(cx.block_name(f"{name.value}_init"), value,
-                    b.empty(shape, b.element_type(x), source=x))
-    sizes = [n if n is not None else b.dim(x, 0), c if c is not None else b.dim(x, 1), h, w,
-             *rest]
+    padded = b.empty([n, c, h + top + bottom, w + left + right, *rest], b.element_type(x),
+                     source=x)
+    lead = [n if n is not None else b.dim(x, 0), c if c is not None else b.dim(x, 1)]
+    strips = [(0, 0, top, w + left + right), (top + h, 0, bottom, w + left + right),
+              (top, 0, h, left), (top, left + w, h, right)]  # (row, column, rows, columns)
+    init = f"{name.value}_init"
+    for row, column, rows, columns in strips:
+        if rows and columns:
+            offsets, sizes = [0, 0, row, column] + [0] * len(rest), lead + [rows, columns, *rest]
+            strip = b.extract_slice(padded, offsets, sizes, [1] * len(sizes))
+            padded = b.insert_slice(b.fill(cx.block_name(init), value, strip), padded, offsets,
+                                    sizes)
+    sizes = lead + [h, w, *rest]
     offsets = [0, 0, top, left] + [0] * len(rest)
     interior = b.extract_slice(padded, offsets, sizes, [1] * len(sizes))
     copy = linalg.copy(x, outs=[interior])
