@@ -28,26 +28,31 @@ def cpu_frontend() -> list[str]:
 
 
 def cpu_bufferize(tile_temporaries: bool = True) -> list[str]:
-    """Tensors → memrefs. First the accumulators of register tiles, read and written at one
-    place in every step of their reduction loops, become vectors those loops carry
-    (``loop-invariant-subset-hoisting``): left in memory, LLVM kept them in registers only in
-    serial loops, not in OpenMP-outlined parallel ones (measured: parallel convolutions ran
-    twice as slow per thread). Upstream elementwise ops on tensors (``arith.addf`` on a
-    ``tensor<…>``, which nothing bufferizes) become ``linalg.generic``; results become
-    out-parameters, intermediates are freed. Temporaries used a tile at a time are allocated
-    per tile (``mlcir-tile-temporaries``; not for CUDA, whose tiles become kernels that
-    cannot allocate; a slice that is then inserted into a tensor, as a padding's border
-    strips, is written in place again by a second ``eliminate-empty-tensors``), once before
-    the serial loops that reuse them (``buffer-loop-hoisting``,
-    which leaves them inside a parallel loop: one per thread; a ``malloc`` per row cost
-    MobileNetV2's blocks 5%). ``canonicalize`` runs right after bufferization:
-    a tiled kernel returns the result of the ``scf.for`` that carried its output tensor, and
-    until the fold of that loop's unchanged buffer the result is neither recognised as the
-    kernel's destination argument nor as a hoistable allocation, so every kernel copied its
-    whole output at the end (MobileNetV2's blocks 1777 -> 1329 us without those copies,
-    docs/tuning.md, "Third round"); copies between strided views become loops
-    (``mlcir-copies-to-loops``); then the serial foralls a schedule created become loops and
-    vector ops are lowered (both need memrefs)."""
+    """Tensors → memrefs, in this order:
+
+    - the accumulators of register tiles, read and written at one place in every step of
+      their reduction loops, become vectors those loops carry
+      (``loop-invariant-subset-hoisting``): left in memory, LLVM kept them in registers only in
+      serial loops, not in OpenMP-outlined parallel ones (parallel convolutions ran twice as
+      slow per thread);
+    - upstream elementwise ops on tensors (``arith.addf`` on a ``tensor<…>``, which nothing
+      bufferizes) become ``linalg.generic``;
+    - temporaries used a tile at a time are allocated per tile (``mlcir-tile-temporaries``,
+      then ``eliminate-empty-tensors`` again so that a tile inserted into a tensor, as a
+      padding's border strips, is still written in place; not for CUDA, whose tiles become
+      kernels that cannot allocate);
+    - bufferization, then ``canonicalize`` at once: a tiled kernel returns the result of the
+      ``scf.for`` that carried its output, and only that fold shows it to be the destination
+      argument (or a hoistable allocation); without it every scheduled kernel copied its whole
+      output at the end (MobileNetV2's blocks 1777 -> 1329 us, docs/tuning.md, "Third
+      round");
+    - results become out-parameters; per-tile buffers are allocated once before the serial
+      loops that reuse them (``buffer-loop-hoisting``; inside a parallel loop they stay, one
+      per thread: a ``malloc`` per row had cost MobileNetV2's blocks 5%); intermediates are
+      freed;
+    - copies between strided views become loops (``mlcir-copies-to-loops``); the serial
+      foralls a schedule created become loops and vector ops are lowered (both need
+      memrefs)."""
     return ["loop-invariant-subset-hoisting",
             "convert-elementwise-to-linalg", "eliminate-empty-tensors",
             *(["mlcir-tile-temporaries", "eliminate-empty-tensors"] if tile_temporaries else []),

@@ -95,11 +95,16 @@ def gpu_codegen(chip: str, fmt: str, toolkit: str, opt_level: int) -> list[str]:
     ]
 
 
+def _mapped(threads: int) -> list[str]:
+    """Graph or loop level to ``gpu.launch`` ops on device buffers (per-tile temporaries stay
+    whole: a GPU kernel cannot allocate)."""
+    return cuda_frontend() + cpu_bufferize(tile_temporaries=False) + gpu_mapping(threads)
+
+
 def cuda_pipeline(chip: str = DEFAULT_CHIP, fmt: str = "isa", toolkit: str = "",
                   opt_level: int = 3, threads: int = DEFAULT_THREADS) -> str:
     check_options(chip, fmt, opt_level, threads, toolkit)
-    return ", ".join(cuda_frontend() + cpu_bufferize(tile_temporaries=False) + gpu_mapping(threads)
-                     + gpu_codegen(chip, fmt, toolkit, opt_level))
+    return ", ".join(_mapped(threads) + gpu_codegen(chip, fmt, toolkit, opt_level))
 
 
 def _cuda(options: dict[str, str]) -> str:
@@ -122,6 +127,5 @@ register_pipeline(Pipeline(
 register_pipeline(Pipeline(
     "mlcir-cuda-mapped", "Graph or loop level to gpu.launch ops on device buffers, before "
     "outlining (what mlcir-cuda compiles; for reading the mapping)",
-    lambda options: ", ".join(cuda_frontend() + cpu_bufferize(tile_temporaries=False) + gpu_mapping(
-        int(options.get("threads", str(DEFAULT_THREADS))))),
+    lambda options: ", ".join(_mapped(int(options.get("threads", str(DEFAULT_THREADS))))),
     {"threads": f"threads per block of the default mapping (default {DEFAULT_THREADS})"}))

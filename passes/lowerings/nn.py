@@ -2,9 +2,9 @@
 
 - **Padding** is blocks of its own: ``pad_init`` (``pad_init_1``…) fills the border strips of
   a tensor of the padded shape with the padding value (0, or the lowest value for max
-  pooling) and ``pad`` (a ``linalg.copy``) writes the input into its interior, an ``extract_slice``/``insert_slice`` pair that bufferizes in
-  place (upstream's ``tensor.pad`` decomposes to the same; as blocks the schedule sees and
-  tiles them). Ceil-mode pooling pads the bottom/right further so every window is in bounds.
+  pooling) and ``pad`` (a ``linalg.copy``) writes the input into its interior, each through
+  an ``extract_slice``/``insert_slice`` pair that bufferizes in place (upstream's
+  ``tensor.pad`` decomposes to the same; as blocks the schedule sees and tiles them). Ceil-mode pooling pads the bottom/right further so every window is in bounds.
 - **Width strides.** A tile vectorizes with the output width in the lanes only where
   neighbouring outputs read neighbouring inputs. So a convolution with a width stride
   ``s > 1`` reads a deinterleaved copy of its (padded) input — block ``deinterleave``, a
@@ -58,7 +58,7 @@ def _sizes(v: ir.Value) -> list[int | ir.Value]:
 
 
 def slice_view(v: ir.Value, offsets: Sequence[int], sizes: Sequence[int | ir.Value],
-           strides: Sequence[int], drop: Sequence[int] = ()) -> ir.Value:
+               strides: Sequence[int], drop: Sequence[int] = ()) -> ir.Value:
     """``tensor.extract_slice`` (a view) with static offsets and strides, dropping the unit
     dims ``drop`` from the result."""
     dyn_size = ir.ShapedType.get_dynamic_size()
