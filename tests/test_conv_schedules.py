@@ -206,3 +206,30 @@ def test_strided_conv_phases_match_numpy(stride, dilation):
     assert len(_loop_carried_vectors(str(sch.mod))) >= len(phases)
     want = graph.OPS["conv2d"].evaluate(x, w, **attrs)
     np.testing.assert_allclose(_run(sch.mod, x, w), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("stride, dilation, threads", [(2, 1, 1), (3, 2, 1), (2, 1, 2)])
+def test_default_schedule_computes_earlier_phases_at_the_last_ones_tile(stride, dilation,
+                                                                        threads):
+    """The default schedule tiles a strided convolution's last phase first and, for two
+    phases, computes the first at its outer tile, tiled inside it: the phases accumulate into
+    one tile, with the epilogue (a ReLU) after them, instead of passing a whole-result buffer
+    (bench/phase_fusion.py). Three phases (stride 3) stay apart: the middle one's init, the
+    first's result, cannot move. The kernel matches numpy either way."""
+    from mlcir.targets.cpu.defaults import default_schedule
+
+    attrs = dict(strides=[2, stride], padding=[1, 1, 1, 1], dilation=[1, dilation], groups=1)
+    rng = np.random.default_rng(stride * 10 + dilation + threads)
+    x = rng.standard_normal((1, 4, 9, 35)).astype(np.float32)
+    w = rng.standard_normal((16, 4, 3, 3)).astype(np.float32)
+    kernel = _kernel([x, w], lambda g, x, w: g.relu(g.conv2d(x, w, **attrs)))
+    sch = default_schedule(kernel, f"llvm -threads={threads}")
+    trace = str(sch.trace)
+    phases = len({kw * dilation % stride for kw in range(3)})
+    last = f"conv2d_{phases - 1}"
+    # The last phase is tiled first; with two phases the first is computed at its tile.
+    assert trace.index(f'name="{last}"') < trace.index('name="conv2d"')
+    assert trace.count("sch.compute_at(") == (1 if phases == 2 else 0)
+    assert "sch.reverse_compute_at(" in trace
+    want = np.maximum(graph.OPS["conv2d"].evaluate(x, w, **attrs), 0)
+    np.testing.assert_allclose(_run(sch.mod, x, w), want, rtol=1e-4, atol=1e-4)

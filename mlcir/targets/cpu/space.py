@@ -13,6 +13,9 @@
    registers); the innermost reduction loop is unrolled by a sampled factor; the outer spatial
    loops are fused and run in parallel when the target has several threads; the init is
    computed per outer tile (``decompose_reduction``).
+   The phases of a strided window (blocks accumulating into each other's results) share
+   decisions; of two phases the last is tiled first and the first computed at its outer tile,
+   then tiled inside it, so both accumulate into one tile.
 3. **Epilogues**: an elementwise consumer of a tiled block is computed right after each outer
    tile (``reverse_compute_at``) and vectorized.
 4. **Elementwise blocks** left: the innermost dimension is split by a sampled vector width and
@@ -232,6 +235,59 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int,
     return None if reduction_first else attach
 
 
+def _accumulates_into(block: Block, blocks_by_name: dict[str, Block]) -> Block | None:
+    """The block whose result ``block`` accumulates into (its init), when that one is a
+    reduction with the same loops: the phases of a strided window (docs/graph-ops.md)."""
+    for op in block.operands:
+        producer = blocks_by_name.get(op.producer) if op.is_init and op.producer else None
+        if producer is not None and producer.kinds == block.kinds and \
+                producer.op_name != "linalg.fill":
+            return producer
+    return None
+
+
+def _tile_at(sch: Schedule, block: Block, attach: object, like: _Tiling) -> bool:
+    """An earlier phase computed at the outer tile of the last one (``attach``), then tiled
+    inside it with the last phase's decisions (the same register tile; a reduction whose
+    extent differs, a phase's taps, stays whole), its init decomposed there: the phases
+    accumulate into one tile instead of passing a whole-result buffer (the ResNet stem's
+    convolution 2552 -> 2314 us, bench/phase_fusion.py). Tiled before being computed there
+    it lost its vector tile. False, with nothing changed, where ``compute_at`` refuses."""
+    rv = sch.get_block(block.name, block.func)
+    if not attempt(sch.compute_at, rv, attach):
+        return False
+    own = sch.get_loops(rv)[-len(block.kinds):]
+    vec, in_tile = _vector_dims(block), _tile_reductions(block)
+    s_mid, s_reg, r_outer, r_inner, r_tile = [], [], [], [], []
+    for dim, (loop, kind) in enumerate(zip(own, block.kinds)):
+        factors = like.factors[dim] if like.extents[dim] == block.extents[dim] else []
+        if dim in in_tile:
+            r_tile.append(loop)
+        elif kind == REDUCTION and factors:
+            outer, inner = sch.split(loop, factors)
+            r_outer.append(outer)
+            r_inner.append(inner)
+        elif kind == REDUCTION:
+            r_inner.append(loop)
+        elif dim in vec and len(factors) == 3:
+            mid, reg = sch.split(loop, factors[1:])
+            s_mid.append(mid)
+            s_reg.append(reg)
+        else:
+            s_mid.append(loop)
+    # The init is decomposed above the first reduction loop, which needs a loop of the
+    # block's own above it: the middle spatial loops go first.
+    sch.reorder(*s_mid, *r_outer, *r_inner, *s_reg, *r_tile)
+    if s_reg and _vectorizable(sch, block):
+        sch.vectorize(s_reg[0])
+    if r_inner and like.unroll is not None and sch.get(like.unroll) > 1:
+        sch.unroll(r_inner[-1], factor=like.unroll)
+    first = (r_outer or r_inner)[:1]
+    if first and s_mid:
+        attempt(sch.decompose_reduction, rv, first[0])
+    return True
+
+
 def _epilogues(sch: Schedule, block: Block, attach: object) -> None:
     for consumer in consumers(sch, block):
         if not elementwise(consumer):
@@ -298,10 +354,25 @@ def cpu_space(target: Target) -> SpaceFn:
             inline_elementwise(sch, func)
             handled: set[str] = set()
             tilings: dict[str, _Tiling] = {}
+            by_name = {b.name: b for b in blocks(sch, func)}
+            earlier = {b.name: _accumulates_into(b, by_name) for b in by_name.values()
+                       if REDUCTION in b.kinds and b.op_name != "linalg.fill"}
+            deferred = {p.name for p in earlier.values() if p is not None}
             for block in blocks(sch, func):
-                if REDUCTION in block.kinds and block.op_name != "linalg.fill":
+                if REDUCTION in block.kinds and block.op_name != "linalg.fill" and \
+                        block.name not in deferred:
                     attach = _tile_reduction(sch, block, threads, tilings)
                     handled.add(block.name)
+                    phase = earlier.get(block.name)
+                    # Two phases: the first (its init a fill) moves to the last one's tile. A
+                    # middle phase cannot: its init, the first's result, stays at the root.
+                    fuse = attach is not None and phase is not None and \
+                        earlier.get(phase.name) is None
+                    while phase is not None:  # the earlier phases, last to first
+                        if not (fuse and _tile_at(sch, phase, attach, tilings[block.name])):
+                            _tile_reduction(sch, phase, threads, tilings)
+                        handled.add(phase.name)
+                        phase = earlier.get(phase.name)
                     if attach is not None:
                         before = {b.name for b in blocks(sch, func) if b.attach}
                         _epilogues(sch, block, attach)
