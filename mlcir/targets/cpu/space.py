@@ -155,18 +155,19 @@ def _few_lanes(extent: int, cap: int) -> bool:
 
 
 def _tile_reduction(sch: Schedule, block: Block, threads: int,
-                    tilings: dict[str, _Tiling]) -> object | None:
+                    tilings: dict[str, _Tiling], like: _Tiling | None = None) -> object | None:
     """Multi-level tiling of a block with reduction dims; returns the loop epilogues attach to.
 
     A block accumulating into the result of a block tiled before with the same loops (the
-    phases of a strided window, docs/graph-ops.md) reuses its decisions where the extents
+    phases of a strided window, docs/graph-ops.md), or given that block's tiling as ``like``
+    (an earlier phase tiled after the last one), reuses its decisions where the extents
     agree: one tiling to search instead of one per phase, and tiles that line up."""
     rv = sch.get_block(block.name, block.func)
     loops = sch.get_loops(rv)
     vec = _vector_dims(block)
-    like = next((tilings[op.producer] for op in block.operands
-                 if op.is_init and op.producer in tilings
-                 and tilings[op.producer].kinds == block.kinds), None)
+    like = like or next((tilings[op.producer] for op in block.operands
+                         if op.is_init and op.producer in tilings
+                         and tilings[op.producer].kinds == block.kinds), None)
     mine = _Tiling(block.kinds, block.extents, [])
     tilings[block.name] = mine
 
@@ -370,7 +371,7 @@ def cpu_space(target: Target) -> SpaceFn:
                         earlier.get(phase.name) is None
                     while phase is not None:  # the earlier phases, last to first
                         if not (fuse and _tile_at(sch, phase, attach, tilings[block.name])):
-                            _tile_reduction(sch, phase, threads, tilings)
+                            _tile_reduction(sch, phase, threads, tilings, tilings[block.name])
                         handled.add(phase.name)
                         phase = earlier.get(phase.name)
                     if attach is not None:
