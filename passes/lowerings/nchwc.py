@@ -72,8 +72,8 @@ def _phases(x: ir.Value, window: Window) -> list[Phase]:
     if not window.split:
         return window.phases(x)
     s, columns = window.strides[1], window.phase_columns()
-    n, cb, h, _, c = b.shape_of(x)
-    if b.shape_of(x)[3] != columns * s:
+    n, cb, h, width, c = b.shape_of(x)
+    if width != columns * s:
         x = b.extract_slice(x, [0] * 5, [n, cb, h, columns * s, c], [1] * 5)
     view = b.expand(x, [n, cb, h, columns, s, c], [[0], [1], [2], [3, 4], [5]])
     return window.phases(x, lambda r, first, length: slice_view(

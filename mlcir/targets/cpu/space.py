@@ -241,8 +241,7 @@ def _accumulates_into(block: Block, blocks_by_name: dict[str, Block]) -> Block |
     reduction with the same loops: the phases of a strided window (docs/graph-ops.md)."""
     for op in block.operands:
         producer = blocks_by_name.get(op.producer) if op.is_init and op.producer else None
-        if producer is not None and producer.kinds == block.kinds and \
-                producer.op_name != "linalg.fill":
+        if producer is not None and producer.kinds == block.kinds:  # a fill has no reduction
             return producer
     return None
 
