@@ -38,7 +38,7 @@ FACTS = replace(AVX512, threads=1)
 # Kinds the rules schedule; every other graph kernel kind stays unscheduled with a reason.
 SCHEDULED = {"avg_pool2d", "batch_matmul", "conv2d", "conv2d_strided_padded_bias_relu",
              "conv2d_stride3_dilated", "matmul_packed_bias_relu", "max_pool2d",
-             "max_pool2d_stride3_dilated", "sum"}
+             "max_pool2d_stride3_dilated", "mean", "mean_centered", "sum"}
 
 
 def _schedules(module, target: str = TARGET):
@@ -80,9 +80,10 @@ def test_unscheduled_kinds_say_why(name):
 
 
 def test_row_reductions_are_left_to_llvm_with_reassociable_adds():
-    """A reduction along its input's contiguous axis stays unscheduled (LLVM vectorizes the
-    row); its float adds are marked reassociable so that it may."""
-    model = om.single_op("ReduceSum", {"x": [4, 8, 32]}, {"keepdims": 0},
+    """A reduction along its input's contiguous axis with rows of 64 elements or more stays
+    unscheduled (LLVM vectorizes the row); its float adds are marked reassociable so that it
+    may."""
+    model = om.single_op("ReduceSum", {"x": [4, 8, 64]}, {"keepdims": 0},
                          initializers={"axes": np.array([2], np.int64)})
     module = from_onnx(model)
     with module.context:
@@ -95,6 +96,32 @@ def test_row_reductions_are_left_to_llvm_with_reassociable_adds():
     with module.context:
         (task,) = extract_tasks(module)
     assert fallback_reason(task.module, TARGET, FACTS) is None
+
+
+@pytest.mark.parametrize("facts, rows", [(AVX512, 16), (AVX2, 8)])
+def test_short_rows_are_read_as_vector_rows(facts, rows, tmp_path):
+    """A global average pool's 7x7 window is one contiguous row of 49 (the lowering merges the
+    trailing reduced axes), shorter than 64: its default tiles a vector's worth of
+    rows by the whole row as one vector tile, and the result matches onnxruntime."""
+    model = om.single_op("GlobalAveragePool", {"x": [1, 48, 7, 7]})
+    module = from_onnx(model)
+    with module.context:
+        (task,) = extract_tasks(module)
+    sch = default_schedule(task.module, TARGET, replace(facts, threads=1))
+    assert [i.kind.name for i in sch.trace.insts] == ["get_block", "get_loops", "split",
+                                                       "vectorize"]
+    assert sch.trace.insts[2].inputs[1] == [None, rows]
+    assert "vector.transfer_read" in str(sch.mod) and "vector.multi_reduction" in str(sch.mod)
+    ex, scheduled = _build_with_defaults(module, tmp_path)
+    assert scheduled == 1
+    inputs = om.single_op_inputs(model)
+    np.testing.assert_allclose(ex.main(**inputs), om.reference(model, inputs)["y"],
+                               rtol=1e-5, atol=1e-6)
+    long_rows = om.single_op("GlobalAveragePool", {"x": [1, 8, 8, 8]})  # rows of 64
+    module = from_onnx(long_rows)
+    with module.context:
+        (task,) = extract_tasks(module)
+    assert "contiguous axis" in fallback_reason(task.module, TARGET, FACTS)
 
 
 def test_scheduled_kinds_have_no_fallback_reason():

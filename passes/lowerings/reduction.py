@@ -43,10 +43,13 @@ def reduce_into(cx: LoweringContext, base: str, x: ir.Value, axes: Sequence[int]
     a fill block ``<base>_init`` and a reduction block ``<base>``. With ``keepdims``, ``out``
     has x's rank and size 1 along ``axes``."""
     name, init_name = _names(cx, base)
+    out_rank = len(b.shape_of(x))
+    x, axes = _collapse_trailing(x, axes)
     rank = len(b.shape_of(x))
     if keepdims:
-        out_map = b.dims_map(rank, [ir.AffineConstantExpr.get(0) if d in axes else d
-                                    for d in range(rank)])
+        zero = ir.AffineConstantExpr.get(0)
+        out_map = b.dims_map(rank, [d if d < rank and d not in axes else zero
+                                    for d in range(out_rank)])
     else:
         out_map = b.dims_map(rank, [d for d in range(rank) if d not in axes])
     init = b.fill(init_name, identity, out)
@@ -57,6 +60,17 @@ def reduce_into(cx: LoweringContext, base: str, x: ir.Value, axes: Sequence[int]
         if op.operation.name in FLOAT_COMBINING:
             op.attributes["fastmath"] = ir.Attribute.parse(REASSOCIATE)
     return result
+
+
+def _collapse_trailing(x: ir.Value, axes: Sequence[int]) -> tuple[ir.Value, list[int]]:
+    """Several reduced axes that are ``x``'s innermost merged into one (a view): LLVM then
+    vectorizes one contiguous loop of their whole extent, where it left a global average
+    pool's 7-long inner loop of a 7x7 window scalar."""
+    rank, axes = len(b.shape_of(x)), sorted(axes)
+    first = rank - len(axes)
+    if len(axes) < 2 or axes != list(range(first, rank)):
+        return x, axes
+    return b.collapse(x, [[d] for d in range(first)] + [axes]), [first]
 
 
 def reduced_empty(x: ir.Value, axes: Sequence[int]) -> ir.Value:
