@@ -11,6 +11,7 @@ kernel's default trace committed as a record); ``mlcir.build`` applies the host'
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -276,6 +277,32 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
     sch = default_schedule(large, "llvm -threads=2", two)
     outer = next(inst.inputs[0] for inst in sch.trace.insts if inst.kind.name == "parallel")
     assert sch.get(outer).extent >= 2
+
+
+def test_padding_copies_run_parallel_over_batch_and_channels(tmp_path):
+    """A padded convolution's copy into its padded input is parallel at 2 threads, its batch
+    of 1 fused with the channels so that every thread gets rows (serial, it kept a MobileNetV2
+    depthwise kernel from getting any faster on 2 threads); the model matches onnxruntime."""
+    w = np.random.default_rng(3).standard_normal((32, 1, 3, 3)).astype(np.float32)
+    model = om.single_op("Conv", {"x": [1, 32, 56, 56]},
+                         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "group": 32},
+                         initializers={"w": w})
+    module = from_onnx(model)
+    with module.context:
+        tasks = extract_tasks(module)
+    (task,) = [t for t in tasks if 'loop.block = "pad"' in str(t.module)]
+    two = replace(AVX512, threads=2)
+    trace = str(default_schedule(task.module, "llvm -threads=2", two).trace)
+    pad = trace[trace.index('get_block(name="pad"'):]
+    n, c = re.search(r"(l\d+), (l\d+), l\d+, l\d+.* = sch.get_loops", pad).groups()
+    fused = re.search(rf"(l\d+) = sch.fuse\({n}, {c}\)", pad).group(1)
+    assert f"sch.parallel(loop={fused})" in pad
+    serial = str(default_schedule(task.module, TARGET, FACTS).trace)
+    assert "parallel" not in serial
+    ex, _ = _build_with_defaults(module, tmp_path, "llvm -threads=2")
+    inputs = om.single_op_inputs(model)
+    np.testing.assert_allclose(ex.main(**inputs), om.reference(model, inputs)["y"],
+                               rtol=1e-4, atol=1e-4)
 
 
 def test_parallel_only_when_the_target_threads_save_several_fork_joins():

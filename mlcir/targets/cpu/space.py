@@ -329,9 +329,25 @@ def _tile_elementwise(sch: Schedule, block: Block, threads: int) -> None:
         vector_loop = inner
     if vector_loop is not None:
         sch.vectorize(vector_loop)
-    if threads > 1 and len(loops) > 1 and loops[0] is not vector_loop and \
-            sch.get(loops[0]).extent > 1:
-        sch.parallel(loops[0])
+    if threads > 1:  # (an unvectorized innermost loop stays serial, for LLVM to vectorize)
+        outer = [lp for lp in loops if lp is not vector_loop]
+        _parallel_outer(sch, outer if vector_loop is not None else outer[:-1], threads)
+
+
+def _parallel_outer(sch: Schedule, loops: list, threads: int) -> None:
+    """Run the outer ``loops`` parallel, fused as far as it takes to give every thread an
+    iteration: a padding copy's loops are ``(n, c, ..)`` with a batch of 1, and leaving it
+    serial made a MobileNetV2 depthwise kernel no faster on 2 threads (147.7 us against 81.0
+    with the copy parallel over n x c)."""
+    extent, count = 1, 0
+    for loop in loops:
+        extent *= sch.get(loop).extent
+        count += 1
+        if extent >= threads:
+            break
+    if extent < threads:
+        return
+    sch.parallel(sch.fuse(*loops[:count]) if count > 1 else loops[0])
 
 
 def _first_vector_dim(block: Block) -> int:
