@@ -417,7 +417,8 @@ def _short_rows(kernel: Schedule, facts: CpuFacts, threads: int = 1) -> Schedule
     for b in reductions:
         if not (_reduces_contiguous_axis(b) and b.kinds[-1] == REDUCTION and len(b.kinds) > 1
                 and b.kinds.count(REDUCTION) == 1 and b.kinds[-2] == SPATIAL
-                and None not in b.extents[-2:] and b.extents[-1] < SHORT_ROW):
+                and None not in b.extents[-2:] and b.extents[-1] < SHORT_ROW
+                and None not in b.output_map):  # (upstream vectorizes no kept unit dims)
             return None
     sch = Schedule(kernel.original)
     for b in reductions:
@@ -427,6 +428,15 @@ def _short_rows(kernel: Schedule, facts: CpuFacts, threads: int = 1) -> Schedule
         if threads > 1 and sch.get(outer).extent >= threads:
             sch.parallel(outer)
     return sch
+
+
+def _materializes(sch: Schedule) -> bool:
+    """Whether ``sch`` applies (a default must never make a kernel unbuildable)."""
+    try:
+        _ = sch.mod
+    except ScheduleError:
+        return False
+    return True
 
 
 def _unvectorized_reduction(sch: Schedule) -> str | None:
@@ -465,7 +475,7 @@ def _default(kernel: ir.Module | str, target: Target | str,
     if blocked is not None:
         return blocked, None
     rows = _short_rows(unscheduled, facts, threads)
-    if rows is not None:
+    if rows is not None and _materializes(rows):
         return rows, None
     reason = _kind_left_alone(unscheduled)
     if reason:
