@@ -29,6 +29,7 @@ declare_lazy({
     "mlcir-flatten-globals": "mlcir.passes.flatten_globals",
     "mlcir-lower-vectors": "mlcir.passes.lower_vectors",
     "mlcir-tile-temporaries": "mlcir.passes.tile_temporaries",
+    "mlcir-pooling-max": "mlcir.passes.pooling_max",
     "mlcir-approximate-math": "mlcir.passes.approximate_math",
     "mlcir-cpu": "mlcir.passes.pipelines",
     "mlcir-cpu-bufferize": "mlcir.passes.pipelines",

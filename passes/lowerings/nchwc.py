@@ -120,9 +120,10 @@ def lower_conv2d_nchwc(cx: LoweringContext) -> list[ir.Value]:
 def lower_max_pool2d_nchwc(cx: LoweringContext) -> list[ir.Value]:
     """Loops ``(n, cb, oh, ow, kh, kw, c)``: the channel block innermost, so the plain loops
     vectorize along it (LLVM's loop vectorizer; the default leaves the strided window to it).
-    The max is ``arith.maxnumf`` (a NaN input is skipped, as onnxruntime's ``maxps`` kernels
-    do): LLVM vectorizes it to ``vmaxps``, where ``maximumf``'s NaN propagation took 2.2x the
-    time (1578 against 736 us, 64 channels at 112x112, 3x3/2)."""
+    The max is ``arith.maxnumf``, one ``vmaxps`` once the CPU pipeline's
+    ``mlcir-pooling-max`` drops its NaN checks (NaN inputs unspecified, as in onnxruntime's
+    ``maxps`` kernels); ``maximumf``'s NaN propagation took 2.2x the time (1578 against
+    736 us, 64 channels at 112x112, 3x3/2)."""
     (x,), (dest,) = cx.inputs, cx.dests
     spatial_dims_static("graph.max_pool2d_nchwc", x)
     elem = b.element_type(x)

@@ -340,9 +340,9 @@ def _pool_phased(name: ir.StringAttr, kind: str, identity: ir.Value, x: ir.Value
     window_map = b.dims_map(len(names), [d[k] for k in window_dims])
     out_map = b.dims_map(len(names), [d["n"], d["c"], d["oh"], d["ow"]])
     kinds = [b.PARALLEL] * 4 + [b.REDUCTION] * (len(names) - 4)
-    # maxnumf (a NaN input is skipped, as onnxruntime's kernels do): LLVM vectorizes it to
-    # vmaxps; maximumf's NaN propagation cost 1.3x (328 against 259 us, 3x3/2 of 64 channels
-    # at 112x112), as in the blocked pooling (lowerings/nchwc.py).
+    # maxnumf, one vmaxps once mlcir-pooling-max drops its NaN checks (passes/pooling_max.py);
+    # maximumf's NaN propagation cost 1.3x (328 against 259 us, 3x3/2 of 64 channels at
+    # 112x112), as in the blocked pooling (lowerings/nchwc.py).
     combine = (lambda x, y: arith.maxnumf(x, y) if b.is_float(x.type) else b.maximum(x, y)) \
         if kind == "max" else b.add
     if len(taps) == rows * s:  # every (kq, kr) is a tap: the window operand only has a shape
