@@ -417,7 +417,7 @@ def _short_rows(kernel: Schedule, facts: CpuFacts, threads: int = 1) -> Schedule
     for b in reductions:
         if not (_reduces_contiguous_axis(b) and b.kinds[-1] == REDUCTION and len(b.kinds) > 1
                 and b.kinds.count(REDUCTION) == 1 and b.kinds[-2] == SPATIAL
-                and None not in b.extents[-2:] and b.extents[-1] < SHORT_ROW
+                and None not in b.extents and b.extents[-1] < SHORT_ROW
                 and None not in b.output_map):  # (upstream vectorizes no kept unit dims)
             return None
     sch = Schedule(kernel.original)
