@@ -145,6 +145,39 @@ def test_conv_tile_accumulators_stay_in_registers():
     assert "memref.alloc" not in loops and "memref.copy" not in loops
 
 
+def test_depthwise_tiles_multiply_add_in_fmas():
+    """A blocked depthwise convolution's vector tile (output columns x the channel block) has
+    no reduction inside: its multiply and add stay elementwise, and they reach LLVM marked
+    ``contract``, so each tap is one FMA per vector (it was a vmulps and a vaddps); the
+    default-scheduled model matches onnxruntime."""
+    from mlcir.frontend import from_onnx
+    from mlcir.passes import run_pipeline
+    from mlcir.targets.cpu.defaults import default_schedule
+    from mlcir.testing import onnx_models as om
+    from mlcir.tune import extract_tasks
+
+    w = np.random.default_rng(5).standard_normal((32, 1, 3, 3)).astype(np.float32)
+    model = om.single_op("Conv", {"x": [1, 32, 14, 14]},
+                         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "group": 32},
+                         initializers={"w": w})
+    module = from_onnx(model)
+    with module.context:
+        (task,) = [t for t in extract_tasks(module) if "conv2d_nchwc" in t.name]
+    lowered = default_schedule(task.module, "llvm -threads=1").mod
+    with lowered.context:
+        run_pipeline(lowered, "mlcir-cpu{threads=1}")
+    text = str(lowered)
+    fmul = re.findall(r"llvm.fmul .*\{fastmathFlags = #llvm.fastmath<contract>\} : "
+                      r"vector<16xf32>", text)
+    fadd = re.findall(r"llvm.fadd .*\{fastmathFlags = #llvm.fastmath<contract>\} : "
+                      r"vector<16xf32>", text)
+    assert fmul and len(fmul) == len(fadd)
+    assert not re.findall(r"llvm.fmul [^{]*: vector<16xf32>", text)  # none without the flag
+    inputs = om.single_op_inputs(model)
+    np.testing.assert_allclose(mlcir.build(module).main(**inputs),
+                               om.reference(model, inputs)["y"], rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("kind", ["max_pool2d", "avg_pool2d"])
 def test_pooling_odd_width_matches_numpy(kind):
     attrs = dict(kernel=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], dilation=[1, 1],

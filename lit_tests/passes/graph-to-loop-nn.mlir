@@ -96,15 +96,16 @@ func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
 // CHECK: %[[CONV1:.*]] = linalg.conv_2d_nchw_fchw {{{.*}}loop.block = "conv2d_1", {{.*}}strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[ODD]], %[[W_ODD]] : tensor<1x4x11x5xf32>, tensor<8x4x3x1xf32>) outs(%[[CONV]] : tensor<1x8x5x5xf32>)
 // CHECK: return %[[CONV1]]
 
-// Grouped: one generic with conv_2d_nchw_fchw's loops reading channel (o floordiv 4) * 2 + c.
+// Grouped: one generic with conv_2d_nchw_fchw's loops reading channel (o floordiv 4) * 2 + c;
+// its multiply-add may contract to one FMA (vectorized, it stays elementwise).
 // CHECK-LABEL: func.func private @conv2d_1(
 // CHECK: linalg.copy {{{.*}}loop.block = "pad"
 // CHECK: %[[INIT:.*]] = linalg.fill {loop.block = "conv2d_init"
 // CHECK: linalg.generic {indexing_maps = [#[[$GROUPED_X]], #[[$GROUPED_W]], #[[$GROUPED_O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
 // CHECK-SAME: outs(%[[INIT]] : tensor<1x8x9x9xf32>)
 // CHECK-SAME: loop.block = "conv2d"
-// CHECK: arith.mulf
-// CHECK: arith.addf
+// CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// CHECK: arith.addf %{{.*}}, %[[P]] fastmath<contract> : f32
 
 // Max pooling pads with -inf; ceil mode pads one more row at the bottom (10 -> 11) and the width
 // stride one more column (12, two phases of 6). The input is read through the view

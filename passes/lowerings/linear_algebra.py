@@ -86,7 +86,7 @@ def lower_matmul(cx: LoweringContext) -> list[ir.Value]:
     out_map = b.dims_map(num, list(range(out_rank)))
     iterators = [b.PARALLEL] * out_rank + [b.REDUCTION]
     return b.generic(name, [lhs, rhs], [init], [lhs_map, rhs_map, out_map], iterators,
-                     lambda x, y, acc: b.add(acc, b.mul(x, y)))
+                     lambda x, y, acc: b.multiply_add(x, y, acc))
 
 
 def _permute_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int

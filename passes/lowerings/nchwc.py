@@ -111,7 +111,7 @@ def lower_conv2d_nchwc(cx: LoweringContext) -> list[ir.Value]:
             out_map = [d["n"], d["oco"], d["oh"], d["ow"], d["oci"]]
         maps = [b.dims_map(num, m) for m in (x_map, w_map, out_map)]
         return b.generic(name, [phase.input, phase.taps_of(w)], [acc], maps, kinds,
-                         lambda a, k, acc: b.add(acc, b.mul(a, k)))[0]
+                         lambda a, k, acc: b.multiply_add(a, k, acc))[0]
 
     return [accumulate_phases(cx, "conv2d_nchwc", zero, dest, phases, build)]
 

@@ -285,7 +285,7 @@ def _grouped_conv(name: ir.StringAttr, x: ir.Value, w: ir.Value, init: ir.Value,
     out_map = b.dims_map(7, [n, oc, oh, ow])
     return b.generic(name, [x, w], [init], [x_map, w_map, out_map],
                      [b.PARALLEL] * 4 + [b.REDUCTION] * 3,
-                     lambda a, k, acc: b.add(acc, b.mul(a, k)))[0]
+                     lambda a, k, acc: b.multiply_add(a, k, acc))[0]
 
 
 def pool_padding(x: ir.Value, dest: ir.Value, attrs: dict) -> list[int]:

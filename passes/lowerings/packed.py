@@ -28,4 +28,4 @@ def lower_matmul_packed(cx: LoweringContext) -> list[ir.Value]:
             b.dims_map(num, batch_dims + [m, panel, column])]
     iterators = [b.PARALLEL] * (batch + 3) + [b.REDUCTION]
     return b.generic(cx.block_name("matmul_packed"), [lhs, packed], [init], maps, iterators,
-                     lambda x, y, acc: b.add(acc, b.mul(x, y)))
+                     lambda x, y, acc: b.multiply_add(x, y, acc))
