@@ -99,6 +99,9 @@ PARALLEL_SAVING_MIN_NS = 5 * FORK_JOIN_NS
 # elements per ns elsewhere.
 FMAS_PER_NS_PER_LANE = 3.0
 ELEMENTS_PER_NS = 4.0
+# Streaming a kernel's arguments from L3/memory on one core (measured: the MNIST CNN's
+# 9216 x 128 matrix-vector product reads its 4.7 MB of weights in 54-66 us).
+STREAM_BYTES_PER_NS = 80.0
 UNROLL = 4
 ELEMENTWISE_VECTORS = 4
 ELEMENT_BYTES = 4  # f32; the schedules of mlcir's graph kernels are f32
@@ -198,19 +201,27 @@ class _Planner:
             if s.dim not in plan.tiles:  # other spatial dims: one at a time inside
                 plan.tiles[s.dim] = [s.extent] + [1] * (s.n - 1)
         if self.threads > 1:
-            self._expose_parallelism(plan)
+            self._expose_parallelism(plan, cols)
 
-    def _expose_parallelism(self, plan: _BlockPlan) -> None:
+    def _expose_parallelism(self, plan: _BlockPlan, cols: _Sample | None) -> None:
         """Move factors from middle to outer levels (outermost dims first) until the fused
-        outer loop has at least ``threads`` iterations."""
+        outer loop has at least ``threads`` iterations; failing that, from the register
+        tile's rows (a matrix-vector product: its 4 weight panels were all one tile, which
+        left no loop to run parallel; memory-bound, it loses nothing by a smaller tile)."""
         spatial = [s for s in plan.samples if s.kind == SPATIAL]
-        for s in spatial:
-            tiles = plan.tiles[s.dim]
-            while math.prod(plan.tiles[t.dim][0] for t in spatial) < self.threads and \
-                    tiles[1] > 1:
-                p = min(d for d in divisors(tiles[1]) if d > 1)
-                tiles[0] *= p
-                tiles[1] //= p
+
+        def outer() -> int:
+            return math.prod(plan.tiles[t.dim][0] for t in spatial)
+
+        for level in (1, -1):
+            for s in spatial:
+                if level == -1 and (s is cols or s.n < 3):
+                    continue
+                tiles = plan.tiles[s.dim]
+                while outer() < self.threads and tiles[level] > 1:
+                    p = min(d for d in divisors(tiles[level]) if d > 1)
+                    tiles[0] *= p
+                    tiles[level] //= p
 
     def tile(self, block: str, dim: int, n: int) -> list[int] | None:
         plan = self.plans.get(block)
@@ -283,8 +294,10 @@ class _RuleSchedule(Schedule):
 
 
 def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
-    """A rough serial time of the kernel once scheduled: vectorized FMAs for blocks with a
-    reduction, elements for the others (a threshold, not a cost model)."""
+    """A rough serial time of the kernel once scheduled (a threshold, not a cost model): its
+    vectorized FMAs for blocks with a reduction and elements for the others, or the time to
+    stream its arguments once (:data:`STREAM_BYTES_PER_NS`), whichever is longer: a
+    matrix-vector product with 4.7 MB of weights is 25 us of FMAs and 60 of reading."""
     total = 0.0
     for block in kernel.state.blocks.values():
         iterations = math.prod(e or 1 for e in block.extents)
@@ -292,6 +305,21 @@ def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
             total += iterations / (FMAS_PER_NS_PER_LANE * facts.lanes(ELEMENT_BYTES))
         else:
             total += iterations / ELEMENTS_PER_NS
+    return max(total, _argument_bytes(kernel.original) / STREAM_BYTES_PER_NS)
+
+
+def _argument_bytes(module: ir.Module) -> int:
+    """The bytes of every function argument of static shape (what the kernel reads or
+    writes at least once)."""
+    total = 0
+    for fn in module.body.operations:
+        if fn.operation.name != "func.func" or not fn.regions[0].blocks:
+            continue
+        for arg in fn.regions[0].blocks[0].arguments:
+            if isinstance(arg.type, ir.ShapedType) and ir.ShapedType(arg.type).has_static_shape:
+                shaped = ir.ShapedType(arg.type)
+                total += math.prod(shaped.shape) * max(1, shaped.element_type.width // 8) \
+                    if hasattr(shaped.element_type, "width") else 0
     return total
 
 
