@@ -3,7 +3,11 @@
 Contractions become outer products (then FMAs), transfers become plain loads/stores, shape
 casts, transposes and broadcasts are lowered — the pattern set measured to give the ideal
 AVX-512 micro-kernel for a vectorized matmul tile (16 FMAs per k step, accumulators in
-registers). Applied as one fixed transform script to every function.
+registers). A 16 x 16 transpose (a layout change's tile) is upstream's ``Shuffle16x16``
+sequence of 64 two-source shuffles; other shapes fall back to one shuffle of the flattened
+vector, which LLVM lowered to a permute per element (a 16-wide layout-change tile: 145 us
+that way, 84.5 us with the sequence). Applied as one fixed transform script to every
+function.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ def build_lowering(root: ir.Value) -> None:
         tvector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
         tvector.ApplyLowerShapeCastPatternsOp()
         tvector.ApplyLowerTransposePatternsOp(
-            lowering_strategy=tvector.VectorTransposeLowering.Shuffle1D)
+            lowering_strategy=tvector.VectorTransposeLowering.Shuffle16x16)
         tvector.ApplyLowerBroadcastPatternsOp()
         tvector.ApplyLowerOuterProductPatternsOp()
     transform.ApplyCommonSubexpressionEliminationOp(funcs)

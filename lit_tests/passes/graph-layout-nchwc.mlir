@@ -36,6 +36,16 @@ func.func @conv_bias_relu_pool(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x3x3xf32> 
 
 // CHECK-LABEL: func.func @strided
 // CHECK: "graph.conv2d_nchwc"({{.*}}) {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x1x8x8x16xf32>, tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x4x4x16xf32>
+// The layout changes transpose each channel block's [16, H*W] plane (H and W merged in views
+// of both tensors).
+// LOOP-LABEL: func.func @strided(
+// LOOP-LABEL: func.func private @layout_transform(
+// LOOP-SAME: %[[IN:[^:]*]]: tensor<1x16x8x8xf32>, %[[DEST:[^:]*]]: tensor<1x1x8x8x16xf32>
+// LOOP: %[[HW:.*]] = tensor.collapse_shape %[[IN]] {{\[}}[0], [1], [2, 3]] : tensor<1x16x8x8xf32> into tensor<1x16x64xf32>
+// LOOP: %[[PLANES:.*]] = tensor.expand_shape %[[HW]] {{\[}}[0], [1, 2], [3]] output_shape [1, 1, 16, 64]
+// LOOP: %[[ROWS:.*]] = tensor.collapse_shape %[[DEST]] {{\[}}[0], [1], [2, 3], [4]] : tensor<1x1x8x8x16xf32> into tensor<1x1x64x16xf32>
+// LOOP: %[[T:.*]] = linalg.transpose ins(%[[PLANES]] : tensor<1x1x16x64xf32>) outs(%[[ROWS]] : tensor<1x1x64x16xf32>) permutation = [0, 1, 3, 2] {{.*}}loop.block = "layout_transform"
+// LOOP: tensor.expand_shape %[[T]] {{\[}}[0], [1], [2, 3], [4]] output_shape [1, 1, 8, 8, 16]
 // LOOP-LABEL: func.func private @conv2d_nchwc
 // LOOP: %[[V:.*]] = tensor.expand_shape {{.*}} output_shape [1, 1, 10, 5, 2, 16] : tensor<1x1x10x10x16xf32> into tensor<1x1x10x5x2x16xf32>
 // LOOP: %[[P0:.*]] = tensor.extract_slice %[[V]][0, 0, 0, 0, 0, 0] [1, 1, 10, 5, 1, 16] [1, 1, 1, 1, 1, 1] : tensor<1x1x10x5x2x16xf32> to tensor<1x1x10x5x16xf32>
@@ -44,6 +54,8 @@ func.func @conv_bias_relu_pool(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x3x3xf32> 
 // LOOP: %[[C0:.*]] = linalg.generic {{.*}} ins(%[[P0]], %[[W0]] : {{.*}}) outs({{.*}}) {{.*}}loop.block = "conv2d_nchwc"
 // LOOP: %[[W1:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 1, 0, 0] [1, 1, 3, 1, 16, 16] [1, 1, 1, 2, 1, 1] : tensor<1x1x3x3x16x16xf32> to tensor<1x1x3x1x16x16xf32>
 // LOOP: linalg.generic {{.*}} ins(%[[P1]], %[[W1]] : {{.*}}) outs(%[[C0]] : {{.*}}) {{.*}}loop.block = "conv2d_nchwc_1"
+// LOOP-LABEL: func.func private @layout_transform_1(
+// LOOP: linalg.transpose ins(%{{.*}} : tensor<1x1x16x16xf32>) outs(%{{.*}} : tensor<1x1x16x16xf32>) permutation = [0, 1, 3, 2]
 func.func @strided(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
   %w = arith.constant dense<1.0> : tensor<16x16x3x3xf32>
   %c = "graph.conv2d"(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x4x4xf32>

@@ -44,3 +44,20 @@ func.func @scalar(%a: memref<4xf32>) {
   memref.store %v, %a[%c0] : memref<4xf32>
   return
 }
+
+// A 16 x 16 transpose (a layout change's register tile) is upstream's AVX-512 sequence: 64
+// two-source shuffles of 16-lane rows, not one shuffle of the flattened 256 lanes, which LLVM
+// turned into a permute per element.
+// CHECK-LABEL: func.func @transpose16
+// CHECK-NOT: vector<256xf32>
+// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf32>, vector<16xf32>
+// CHECK-NOT: vector.shuffle
+// CHECK-NOT: vector.transpose
+func.func @transpose16(%a: memref<16x16xf32>, %b: memref<16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : f32
+  %v = vector.transfer_read %a[%c0, %c0], %p {in_bounds = [true, true]} : memref<16x16xf32>, vector<16x16xf32>
+  %t = vector.transpose %v, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+  vector.transfer_write %t, %b[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, memref<16x16xf32>
+  return
+}

@@ -35,20 +35,28 @@ from .rule import LoweringContext, lowering
 
 @lowering("layout_transform")
 def lower_layout_transform(cx: LoweringContext) -> list[ir.Value]:
+    """A transpose of each channel block's ``[c, H*W]`` plane, rows and columns both
+    contiguous (views of the NCHW and NCHW<c>c tensors merge H and W): the schedule tiles
+    the long ``H*W`` by 16 where it divides, a 16 x 16 register transpose (docs/tuning.md,
+    "Fourth round")."""
     (x,), (dest,) = cx.inputs, cx.dests
     block = parse_blocked_layout(cx.attrs["dst_layout"])
     name = cx.block_name("layout_transform")
-    if block is not None:  # NCHW -> [N, C/c, c, H, W] (a view) -> [N, C/c, H, W, c]
+    if block is not None:  # NCHW -> [N, C/c, c, HW] (a view) -> [N, C/c, HW, c]
         n, c, h, w = b.shape_of(x)
-        grouped = b.expand(x, [n, c // block, block, h, w], [[0], [1, 2], [3], [4]])
-        op = linalg.transpose(grouped, outs=[dest], permutation=[0, 1, 3, 4, 2])
+        planes = b.expand(b.collapse(x, [[0], [1], [2, 3]]), [n, c // block, block, h * w],
+                          [[0], [1, 2], [3]])
+        out = b.collapse(dest, [[0], [1], [2, 3], [4]])
+        op = linalg.transpose(planes, outs=[out], permutation=[0, 1, 3, 2])
         tag_block(op.operation, name)
-        return [op.results[0]]
+        return [b.expand(op.results[0], b.shape_of(dest), [[0], [1], [2, 3], [4]])]
     n, cb, h, w, c = b.shape_of(x)
-    grouped = b.expand(dest, [n, cb, c, h, w], [[0], [1, 2], [3], [4]])
-    op = linalg.transpose(x, outs=[grouped], permutation=[0, 1, 4, 2, 3])
+    rows = b.collapse(x, [[0], [1], [2, 3], [4]])
+    out = b.expand(b.collapse(dest, [[0], [1], [2, 3]]), [n, cb, c, h * w], [[0], [1, 2], [3]])
+    op = linalg.transpose(rows, outs=[out], permutation=[0, 1, 3, 2])
     tag_block(op.operation, name)
-    return [b.collapse(op.results[0], [[0], [1, 2], [3], [4]])]
+    return [b.expand(b.collapse(op.results[0], [[0], [1, 2], [3]]), [n, cb * c, h, w],
+                     [[0], [1], [2, 3]])]
 
 
 def _dims(names: str) -> dict[str, ir.AffineExpr]:

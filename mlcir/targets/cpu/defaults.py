@@ -380,18 +380,20 @@ def _kind_left_alone(kernel: Schedule) -> str | None:
 
 
 TRANSPOSE_TILE = 8  # the split level of the long dim of a register transpose (measured)
+SQUARE_TRANSPOSE = 16  # where it divides: 16 x 16, mlcir-lower-vectors' AVX-512 transpose
 
 
 def _channel_block_transpose(kernel: Schedule, threads: int = 1) -> Schedule | None:
     """A layout change to or from a channel block (``graph-layout-nchwc``'s ``[N, C, H, W]``
     <-> ``[N, C/c, H, W, c]``): the one block transposes its input so that the innermost dim
     of the result is read with a stride. Left to LLVM, each element is a strided load; here
-    a tile of 8 of the long dim by the whole channel block (16) is one vector tile, read
-    as rows and transposed in registers. Measured on one thread, in / out of NCHW16c: 3.2 MB
-    (ResNet-50's bottleneck) 412 -> 261 and 586 -> 294 us, 0.8 MB 89 -> 57 and 142 -> 65 us;
-    a 16-wide tile of the long dim was slower than none (531, 602 us), and so were blocks of
-    8. With ``threads`` > 1 the outermost loop that has as many iterations runs parallel.
-    None if ``kernel`` is not such a transpose."""
+    a tile of the long dim (the merged ``H*W``) by the whole channel block (16) is one vector
+    tile, read as rows and transposed in registers: 16 x 16 where 16 divides, lowered to
+    upstream's AVX-512 shuffle sequence (mlcir-lower-vectors), else 8 (measured on one
+    thread, 144 channels at 56x56, in / out of NCHW16c: 8-wide 91 / 101 us, 16 x 16 84.5 /
+    80 us; 3.2 MB with 8-wide tiles 412 -> 261 and 586 -> 294 us against none). Blocks of 8
+    measured slower tiled. With ``threads`` > 1 the outermost loop that has as many
+    iterations runs parallel. None if ``kernel`` is not such a transpose."""
     blocks = [b for b in kernel.state.blocks.values() if not b.inlined]
     if len(blocks) != 1 or REDUCTION in blocks[0].kinds:
         return None
@@ -410,7 +412,9 @@ def _channel_block_transpose(kernel: Schedule, threads: int = 1) -> Schedule | N
     sch = Schedule(kernel.original)
     rv = sch.get_block(block.name, block.func)
     loops = dict(zip(range(len(block.kinds)), sch.get_loops(rv)))
-    tile = _largest_divisor(block.extents[long_dim], TRANSPOSE_TILE)
+    long = block.extents[long_dim]
+    tile = SQUARE_TRANSPOSE if long % SQUARE_TRANSPOSE == 0 else \
+        _largest_divisor(long, TRANSPOSE_TILE)
     outer, inner = sch.split(loops[long_dim], [None, tile])
     rest = [loops[d] for d in block.output_map if d not in (read, written)]
     tiled = {long_dim: inner, short[0]: loops[short[0]]}
