@@ -1,8 +1,9 @@
 """The blocked NCHW<c>c ops of ``graph-layout-nchwc`` → linalg blocks.
 
-- ``layout_transform`` is a view and a transpose: NCHW → NCHW<c>c expands ``C`` into
-  ``[C/c, c]`` and moves ``c`` last (block ``layout_transform``, a ``linalg.transpose``);
-  back, the transpose writes into the destination viewed as ``[N, C/c, c, H, W]``.
+- ``layout_transform`` is views and a transpose: NCHW → NCHW<c>c views the input as
+  ``[N, C/c, c, H*W]`` and the destination as ``[N, C/c, H*W, c]`` and transposes each
+  block's plane (block ``layout_transform``, a ``linalg.transpose``); back, the same views
+  the other way round.
 - ``conv2d_nchwc`` is padding (dims 2 and 3, nn.py's blocks), a fill and one generic over
   ``(n, oco, oh, ow, oci, ico, kh, kw, ici)``: the last two spatial loops, which the CPU design
   space tiles into its register tile, are output columns ``ow`` and the output channels of
