@@ -80,7 +80,7 @@ def cpu_to_llvm(threads: int) -> list[str]:
         "mlcir-flatten-globals",
         "mlcir-private-symbols",
         "mlcir-approximate-math",
-        "mlcir-pooling-max",
+        "mlcir-pooling-max",  # after mlcir-lower-vectors, which rebuilds the max
         "scf-forall-to-parallel",
         f"convert-scf-to-openmp{num}",
         "convert-vector-to-scf",

@@ -178,6 +178,32 @@ def test_depthwise_tiles_multiply_add_in_fmas():
                                om.reference(model, inputs)["y"], rtol=1e-4, atol=1e-4)
 
 
+def test_the_vectorized_pooling_max_reaches_llvm_without_nan_checks():
+    """The default-scheduled 3x3/2 max pool's vector max, rebuilt by vectorization from the
+    reduction, reaches LLVM as ``maxnum`` with ``nnan`` (mlcir-pooling-max runs after the
+    vector lowering): one vmaxps, no compare and blend; it matches onnxruntime."""
+    from mlcir.frontend import from_onnx
+    from mlcir.passes import run_pipeline
+    from mlcir.targets.cpu.defaults import default_schedule
+    from mlcir.testing import onnx_models as om
+    from mlcir.tune import extract_tasks
+
+    model = om.single_op("MaxPool", {"x": [1, 8, 20, 20]},
+                         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]})
+    module = from_onnx(model)
+    with module.context:
+        (task,) = extract_tasks(module)
+    lowered = default_schedule(task.module, "llvm -threads=1").mod
+    with lowered.context:
+        run_pipeline(lowered, "mlcir-cpu{threads=1}")
+    maxima = re.findall(r"llvm.intr.maxnum\(.*", str(lowered))
+    assert any("vector<" in m for m in maxima)
+    assert all("#llvm.fastmath<nnan>" in m for m in maxima), maxima
+    inputs = om.single_op_inputs(model)
+    np.testing.assert_allclose(mlcir.build(module).main(**inputs),
+                               om.reference(model, inputs)["y"], rtol=1e-6)
+
+
 @pytest.mark.parametrize("kind", ["max_pool2d", "avg_pool2d"])
 def test_pooling_odd_width_matches_numpy(kind):
     attrs = dict(kernel=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], dilation=[1, 1],

@@ -63,9 +63,9 @@ def reduce_into(cx: LoweringContext, base: str, x: ir.Value, axes: Sequence[int]
 
 
 def _collapse_trailing(x: ir.Value, axes: Sequence[int]) -> tuple[ir.Value, list[int]]:
-    """Several reduced axes that are ``x``'s innermost merged into one (a view): LLVM then
-    vectorizes one contiguous loop of their whole extent, where it left a global average
-    pool's 7-long inner loop of a 7x7 window scalar."""
+    """Several reduced axes that are ``x``'s innermost merged into one (a view): a global
+    average pool's 7x7 window becomes one contiguous row of 49, which the default schedule
+    reads as vector rows (``targets/cpu/defaults.py``, ``_short_rows``)."""
     rank, axes = len(b.shape_of(x)), sorted(axes)
     first = rank - len(axes)
     if len(axes) < 2 or axes != list(range(first, rank)):
