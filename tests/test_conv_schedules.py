@@ -156,10 +156,7 @@ def test_depthwise_tiles_multiply_add_in_fmas():
     from mlcir.testing import onnx_models as om
     from mlcir.tune import extract_tasks
 
-    w = np.random.default_rng(5).standard_normal((32, 1, 3, 3)).astype(np.float32)
-    model = om.single_op("Conv", {"x": [1, 32, 14, 14]},
-                         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "group": 32},
-                         initializers={"w": w})
+    model = om.depthwise_conv(32, 14, seed=5)
     module = from_onnx(model)
     with module.context:
         (task,) = [t for t in extract_tasks(module) if "conv2d_nchwc" in t.name]

@@ -283,10 +283,7 @@ def test_padding_copies_run_parallel_over_batch_and_channels(tmp_path):
     """A padded convolution's copy into its padded input is parallel at 2 threads, its batch
     of 1 fused with the channels so that every thread gets rows (serial, it kept a MobileNetV2
     depthwise kernel from getting any faster on 2 threads); the model matches onnxruntime."""
-    w = np.random.default_rng(3).standard_normal((32, 1, 3, 3)).astype(np.float32)
-    model = om.single_op("Conv", {"x": [1, 32, 56, 56]},
-                         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "group": 32},
-                         initializers={"w": w})
+    model = om.depthwise_conv(32, 56, seed=3)
     module = from_onnx(model)
     with module.context:
         tasks = extract_tasks(module)

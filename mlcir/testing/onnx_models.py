@@ -591,6 +591,15 @@ def single_op(op_type: str, input_shapes: Sequence[Sequence[Dim]] | Mapping[str,
     return model
 
 
+def depthwise_conv(channels: int, hw: int, stride: int = 1, seed: int = 0) -> onnx.ModelProto:
+    """A one-node 3x3 depthwise convolution (padding 1) of ``[1, channels, hw, hw]`` with a
+    constant standard-normal filter (``seed``)."""
+    w = np.random.default_rng(seed).standard_normal((channels, 1, 3, 3)).astype(np.float32)
+    return single_op("Conv", {"x": [1, channels, hw, hw]},
+                     {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [stride, stride],
+                      "group": channels}, initializers={"w": w})
+
+
 def single_op_inputs(model: onnx.ModelProto, seed: int = 0,
                      dims: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
     """Standard-normal float32 inputs for a :func:`single_op` model (see :func:`example_inputs`)."""
