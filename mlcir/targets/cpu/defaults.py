@@ -79,6 +79,7 @@ from typing import Any, Sequence
 from mlir import ir
 
 from mlcir.dialects.loop import BLOCK_ATTR, linalg_ops
+from mlcir.passes.gpu_ir import element_bytes
 from mlcir.schedule import Schedule, ScheduleError
 from mlcir.schedule.sampling import divisors
 from mlcir.schedule.state import REDUCTION, SPATIAL, Block
@@ -316,12 +317,9 @@ def _argument_bytes(module: ir.Module) -> int:
         if fn.operation.name != "func.func" or not fn.regions[0].blocks:
             continue
         for arg in fn.regions[0].blocks[0].arguments:
-            if not isinstance(arg.type, ir.ShapedType):
-                continue
-            shaped = ir.ShapedType(arg.type)
-            width = getattr(shaped.element_type, "width", 0)
-            if shaped.has_static_shape and width:
-                total += math.prod(shaped.shape) * max(1, width // 8)
+            if isinstance(arg.type, ir.ShapedType) and ir.ShapedType(arg.type).has_static_shape:
+                shaped = ir.ShapedType(arg.type)
+                total += math.prod(shaped.shape) * element_bytes(shaped.element_type)
     return total
 
 
