@@ -293,6 +293,15 @@ irdl.dialect @graph {
     %a3 = irdl.base "#builtin.integer"
     irdl.attributes {"strides" = %a0, "padding" = %a1, "dilation" = %a2, "groups" = %a3}
   }
+  irdl.operation @pad_window {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.float"
+    irdl.attributes {"padding" = %a0, "value" = %a1}
+  }
   irdl.operation @max_pool2d_nchwc {
     %o0 = irdl.any
     irdl.operands(x: %o0)

@@ -841,6 +841,31 @@ def _pool_nchwc(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSp
     return [TensorSpec(out.shape + (c,), x.element_type)]
 
 
+def _pad_window(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    if x.rank not in (4, 5):
+        raise ShapeError(f"x must be NCHW or NCHW<c>c (rank 4 or 5), got {_fmt(x.shape)}")
+    padding = attrs["padding"]
+    if len(padding) != 4 or any(p < 0 for p in padding):
+        raise ShapeError(f"padding must be 4 sizes >= 0 [top, left, bottom, right], got {padding}")
+    top, left, bottom, right = padding
+    h, w = x.shape[2:4]
+    shape = list(x.shape)
+    shape[2] = None if h is None else h + top + bottom
+    shape[3] = None if w is None else w + left + right
+    return [TensorSpec(tuple(shape), x.element_type)]
+
+
+def _np_pad_window(x: np.ndarray, padding, value) -> np.ndarray:
+    top, left, bottom, right = padding
+    widths = [(0, 0), (0, 0), (top, bottom), (left, right)] + [(0, 0)] * (x.ndim - 4)
+    fill = value
+    if np.issubdtype(x.dtype, np.integer) and not np.isfinite(value):
+        info = np.iinfo(x.dtype)
+        fill = info.min if value < 0 else info.max
+    return np.pad(x, widths, constant_values=np.asarray(fill).astype(x.dtype))
+
+
 def _np_max_pool2d_nchwc(x: np.ndarray, **attrs: Any) -> np.ndarray:
     return to_blocked(_np_max_pool2d(from_blocked(x), **attrs), x.shape[4])
 
@@ -1059,6 +1084,13 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
           summary="conv2d in NCHW<c>c: x [N, C/ci, H, W, ci], w packed [O/co, C/ci, KH, KW, ci, "
                   "co] (depthwise: [C/c, 1, KH, KW, 1, c]); the result is [N, O/co, OH, OW, co].",
           pattern="anchor", evaluate=_np_conv2d_nchwc),
+    OpDef(DIALECT, "pad_window", ("x",), _pad_window,
+          attrs=(AttrDef("padding", "ints", "[top, left, bottom, right] (dims 2 and 3)"),
+                 AttrDef("value", "float", "the fill (-inf: an integer type's smallest)")),
+          summary="x (NCHW or NCHW<c>c) with H and W padded by `value`: a window's padding "
+                  "made an op of its own by graph-pad-windows, so that the producer of x "
+                  "writes straight into the padded tensor.",
+          pattern="padding", evaluate=_np_pad_window),
     OpDef(DIALECT, "max_pool2d_nchwc", ("x",), _pool_nchwc, attrs=_POOL_ATTRS, check=_pool_check,
           summary="max_pool2d of x in NCHW<c>c ([N, C/c, H, W, c]), pooled along the channel "
                   "block.", pattern="anchor", evaluate=_np_max_pool2d_nchwc),
@@ -1527,6 +1559,16 @@ def layout_transform(x: ir.Value, *, src_layout: str = _REQUIRED, dst_layout: st
     dst_layout: "NCHW<c>c" or "NCHW"
     """
     return _build("layout_transform", x, src_layout=src_layout, dst_layout=dst_layout, loc=loc)
+
+
+def pad_window(x: ir.Value, *, padding: Sequence[int] = _REQUIRED, value: float = _REQUIRED,
+               loc: ir.Location | None = None) -> ir.Value:
+    """x (NCHW or NCHW<c>c) with H and W padded by `value`.
+
+    padding: [top, left, bottom, right] (dims 2 and 3)
+    value: the fill (-inf: an integer type's smallest)
+    """
+    return _build("pad_window", x, padding=padding, value=value, loc=loc)
 
 
 def conv2d_nchwc(x: ir.Value, w: ir.Value, *, strides: Sequence[int] = _REQUIRED,

@@ -87,8 +87,10 @@ class ShapeError(Exception):
 #   injective    each output element reads one input element, anywhere (transpose, reshape);
 #   reduction    reduces some axes (sum, softmax's parts);
 #   anchor       a heavy op that takes elementwise epilogues (matmul, conv2d);
+#   padding      its input written into a larger destination (a window's padding): joins
+#                its producer's group, whatever it is, so the producer writes in place;
 #   opaque       never fused.
-PATTERNS = ("elementwise", "broadcast", "injective", "reduction", "anchor", "opaque")
+PATTERNS = ("elementwise", "broadcast", "injective", "reduction", "anchor", "padding", "opaque")
 
 InferFn = Callable[[list[TensorSpec], dict[str, Any]], list[TensorSpec]]
 

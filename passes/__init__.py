@@ -20,6 +20,7 @@ declare_lazy({
     "graph-fuse-ops": "mlcir.passes.fuse_ops",
     "graph-pack-weights": "mlcir.passes.pack_weights",
     "graph-layout-nchwc": "mlcir.passes.layout_nchwc",
+    "graph-pad-windows": "mlcir.passes.pad_windows",
     "graph-dispatch-library": "mlcir.passes.dispatch_library",
     "mlcir-entry-points": "mlcir.passes.entry_points",
     "mlcir-private-symbols": "mlcir.passes.private_symbols",

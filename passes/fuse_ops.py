@@ -8,6 +8,8 @@ program order, an op joins the group of a producer when the rules allow it:
   epilogue: bias add, relu…); failing that, it merges every light producer group
   (elementwise, broadcast, injective);
 - an **injective** op (permute_dims, reshape…) merges light producer groups only;
+- a **padding** (``pad_window``) joins its producer's group, whatever it is: the producer
+  then writes into the padded tensor's interior instead of a copy doing it;
 - a **reduction** (sum, softmax, layer_norm…) merges producer groups made only of
   elementwise/broadcast ops, and takes epilogues like an anchor;
 - a group holds at most one anchor or reduction, and ``max-ops`` ops;
@@ -107,6 +109,8 @@ def _chosen(kind: str, candidates: list[Group]) -> list[Group]:
         return candidates
     if kind == "injective":
         return [g for g in candidates if g.heavy is None]
+    if kind == "padding":
+        return candidates[:1]
     if kind == "reduction":
         return [g for g in candidates if g.heavy is None and g.kinds <= set(EPILOGUE)]
     return []

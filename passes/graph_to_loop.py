@@ -98,11 +98,13 @@ def _elementwise_dims(inputs: Sequence[ir.Value],
 
 
 def emit_blocks(op: ir.Operation, inputs: Sequence[ir.Value], dests: Sequence[ir.Value],
-                used_names: set[str], rules: dict[str, Rule]) -> list[ir.Value]:
-    """Build ``op``'s compute blocks at the current insertion point; return its results."""
+                used_names: set[str], rules: dict[str, Rule],
+                readers: tuple[str, ...] = ()) -> list[ir.Value]:
+    """Build ``op``'s compute blocks at the current insertion point; return its results.
+    ``readers``: the ops of the same kernel that read them (``LoweringContext.readers``)."""
     rule = _rule_for(op, rules)
     cx = LoweringContext(op.name.split(".", 1)[1], list(inputs), list(dests), _attrs(op),
-                         op.location, used_names)
+                         op.location, used_names, readers)
     try:
         results = rule.lower(cx)
     except LoweringError as error:
@@ -188,10 +190,11 @@ class GraphToLoop(ModulePass):
     def _lower_in_place(op: ir.Operation, rules: dict[str, Rule], used: set[str]) -> None:
         """Replace ``op`` by its blocks (or view) where it stands."""
         rule = _rule_for(op, rules)
+        readers = tuple(sorted({use.owner.operation.name for r in op.results for use in r.uses}))
         with ir.InsertionPoint(op), op.location:
             inputs = list(op.operands)
             dests = [] if rule.view else dest_values(op, inputs, rule)
-            results = emit_blocks(op, inputs, dests, used, rules)
+            results = emit_blocks(op, inputs, dests, used, rules, readers)
         for old, new in zip(op.results, results):
             old.replace_all_uses_with(new)
         op.erase()
@@ -210,11 +213,15 @@ class GraphToLoop(ModulePass):
 
 def _destination_of(value: ir.Value) -> ir.Operation | None:
     """The ``tensor.empty`` that ``value`` is computed into through a chain of destination-
-    passing linalg ops (a fill, then the block that accumulates into it), or None."""
+    passing linalg ops (a fill, then the block that accumulates into it) and insertions into
+    it (a padding's interior and border strips), or None."""
     while not isinstance(value.owner, ir.Block):
         op = value.owner.operation
         if op.name == "tensor.empty":
             return op
+        if op.name == "tensor.insert_slice":
+            value = op.operands[1]
+            continue
         outputs = _linalg_outputs(op)
         if outputs is None:
             return None
@@ -339,6 +346,14 @@ def _copy_dynamic_views(ret: ir.Operation) -> None:
         ret.operands[i] = copy
 
 
+def _one_destination(empty: ir.Operation) -> bool:
+    """Whether ``empty`` is written as one tensor: by one op, or in disjoint slices (a
+    padding's border strips and interior, each an ``extract_slice`` written and inserted)."""
+    uses = [use.owner.operation.name for use in empty.result.uses]
+    return len(uses) == 1 or all(u in ("tensor.extract_slice", "tensor.insert_slice")
+                                 for u in uses)
+
+
 def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
     """Give the lowered fused group ``fn`` one destination argument per result, written by the
     block computing it, and make its callers pass ``tensor.empty`` — as the per-op kernels
@@ -351,7 +366,7 @@ def _pass_destinations(module: ir.Operation, fn: func.FuncOp) -> None:
     _copy_dynamic_views(ret)
     results = list(ret.operands)
     empties = [_destination_of(v) for v in results]
-    if any(e is None or len(list(e.result.uses)) != 1 or not _sizes_from_arguments(e, entry)
+    if any(e is None or not _one_destination(e) or not _sizes_from_arguments(e, entry)
            for e in empties) or len({id(e) for e in empties}) != len(empties):
         return
     sizes = [list(e.operands) for e in empties]

@@ -17,9 +17,10 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 # Boolean tensors are stored as bytes from here on (``mlcir-bool-storage``); constant matmul
 # weights are packed into panels (``graph-pack-weights``) and convolution chains put in the
 # blocked NCHW<c>c layout with packed filters (``graph-layout-nchwc``) after folding made the
-# weights constants.
+# weights constants; a blocked window op's padding is then written by the kernel that makes its
+# input (``graph-pad-windows``, before fusion puts the padding in that kernel).
 KERNELS = ["graph-fold-constants", "graph-layout-nchwc", "graph-pack-weights", "graph-dce",
-           "graph-fuse-ops", "graph-to-loop", "mlcir-bool-storage"]
+           "graph-pad-windows", "graph-fuse-ops", "graph-to-loop", "mlcir-bool-storage"]
 
 
 def cpu_frontend() -> list[str]:

@@ -282,10 +282,13 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
 def test_padding_copies_run_parallel_over_batch_and_channels(tmp_path):
     """A padded convolution's copy into its padded input is parallel at 2 threads, its batch
     of 1 fused with the channels so that every thread gets rows (serial, it kept a MobileNetV2
-    depthwise kernel from getting any faster on 2 threads); the model matches onnxruntime."""
+    depthwise kernel from getting any faster on 2 threads); the model matches onnxruntime.
+    (With the layouts on, this convolution's padding is written by its input's layout change,
+    graph-pad-windows; NCHW, it copies.)"""
     model = om.depthwise_conv(32, 56, seed=3)
     module = from_onnx(model)
     with module.context:
+        module.operation.attributes["mlcir.layout"] = ir.StringAttr.get("none")
         tasks = extract_tasks(module)
     (task,) = [t for t in tasks if 'loop.block = "pad"' in str(t.module)]
     two = replace(AVX512, threads=2)
@@ -345,25 +348,30 @@ def test_target_facts_from_cpu_names():
     assert host.threads >= 1 and host.l1d_bytes > 0 and host.lanes() >= 4
 
 
-@pytest.mark.parametrize("channels, hw, tile", [(64, 20, 16), (32, 14, 7), (24, 12, None)])
+@pytest.mark.parametrize("channels, hw, tile, padded_tile",
+                         [(64, 20, 16, 5), (32, 14, 7, 7), (64, 16, 16, 16), (24, 12, None, None)])
 def test_a_layout_change_to_or_from_a_channel_block_is_a_register_transpose(channels, hw,
-                                                                             tile):
+                                                                             tile, padded_tile):
     """NCHW <-> NCHW16c: a tile of the merged H*W (16 where 16 divides it: 20x20 = 400; else
     its largest divisor up to 8: 14x14 = 196 takes 7) by the 16 channels of a block, transposed in registers
     (measured 1.6-2.2x faster than LLVM's strided loops); blocks of 8 are left to LLVM
-    (measured slower tiled)."""
+    (measured slower tiled). The change into NCHW16c writes the padded tensor the convolution
+    reads (graph-pad-windows): there the tile is of W alone, the interior's rows being apart,
+    and the border strips are plain fills."""
     vectorized = tile is not None
     rng = np.random.default_rng(3)
     w = (rng.standard_normal((channels, channels, 3, 3)) * 0.1).astype(np.float32)
     model = om.single_op("Conv", {"x": [1, channels, hw, hw]},
                          {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, initializers={"w": w})
-    tasks = [t for t in extract_tasks(from_onnx(model)) if t.name.startswith("layout_transform")]
-    assert len(tasks) == 2
+    tasks = [t for t in extract_tasks(from_onnx(model)) if "layout_transform" in t.name]
+    assert sorted(t.name for t in tasks) == ["fused_layout_transform_pad_window",
+                                             "layout_transform"]
     for task in tasks:
         sch = default_schedule(task.module, TARGET)
         assert ("sch.vectorize(" in str(sch.trace)) == vectorized, sch.trace
         if vectorized:
-            assert f"factors=[None, {tile}]" in str(sch.trace), sch.trace
+            expected = padded_tile if "pad_window" in task.name else tile
+            assert f"factors=[None, {expected}]" in str(sch.trace), sch.trace
             assert fallback_reason(task.module, TARGET) is None
         args = kernels.random_inputs(str(task.module), 0)
         want = mlcir.build(task.module, target=TARGET, schedule="none").main(*args)

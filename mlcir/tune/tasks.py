@@ -48,12 +48,21 @@ def extract_kernel(fn: func.FuncOp) -> ir.Module:
     return module
 
 
-def _only_destination(arg: ir.BlockArgument) -> bool:
-    """Whether every use of ``arg`` is as the ``outs`` (destination) of a linalg op."""
-    uses = list(arg.uses)
-    return bool(uses) and all(
-        use.owner.name.startswith("linalg.") and hasattr(use.owner.opview, "outputs")
-        and use.operand_number >= len(use.owner.opview.inputs) for use in uses)
+def _only_destination(value: ir.Value) -> bool:
+    """Whether every use of ``value`` is as a destination: the ``outs`` of a linalg op, the
+    tensor a ``tensor.insert_slice`` writes into, or a slice of it used so (a padding's
+    border strips)."""
+    uses = list(value.uses)
+    return bool(uses) and all(_writes_into(use.owner, use.operand_number) for use in uses)
+
+
+def _writes_into(op: ir.OpView, operand: int) -> bool:
+    if op.name == "tensor.insert_slice":
+        return operand == 1
+    if op.name == "tensor.extract_slice":
+        return _only_destination(op.results[0])
+    return op.name.startswith("linalg.") and hasattr(op.opview, "outputs") \
+        and operand >= len(op.opview.inputs)
 
 
 def workload_kernel(kernel: ir.Module) -> ir.Module:

@@ -39,10 +39,18 @@ def lower_layout_transform(cx: LoweringContext) -> list[ir.Value]:
     """A transpose of each channel block's ``[c, H*W]`` plane, rows and columns both
     contiguous (views of the NCHW and NCHW<c>c tensors merge H and W): the schedule tiles
     the long ``H*W`` by 16 where it divides, a 16 x 16 register transpose (docs/tuning.md,
-    "Fourth round")."""
+    "Fourth round"). Read by a ``pad_window`` of the same kernel, the result goes into the
+    interior of a padded tensor, whose rows are not contiguous: then each block's ``[c, H,
+    W]`` is transposed to ``[H, W, c]``, W the long dim (docs/tuning.md, "Fifth round")."""
     (x,), (dest,) = cx.inputs, cx.dests
     block = parse_blocked_layout(cx.attrs["dst_layout"])
     name = cx.block_name("layout_transform")
+    if block is not None and cx.readers == ("graph.pad_window",):
+        n, c, h, w = b.shape_of(x)
+        channels = b.expand(x, [n, c // block, block, h, w], [[0], [1, 2], [3], [4]])
+        op = linalg.transpose(channels, outs=[dest], permutation=[0, 1, 3, 4, 2])
+        tag_block(op.operation, name)
+        return [op.results[0]]
     if block is not None:  # NCHW -> [N, C/c, c, HW] (a view) -> [N, C/c, HW, c]
         n, c, h, w = b.shape_of(x)
         planes = b.expand(b.collapse(x, [[0], [1], [2, 3]]), [n, c // block, block, h * w],

@@ -68,19 +68,23 @@ def slice_view(v: ir.Value, offsets: Sequence[int], sizes: Sequence[int | ir.Val
         [], list(offsets), [s if isinstance(s, int) else dyn_size for s in sizes], list(strides))
 
 
-def pad(cx: LoweringContext, x: ir.Value, pads: Sequence[int], value: ir.Value) -> ir.Value:
+def pad(cx: LoweringContext, x: ir.Value, pads: Sequence[int], value: ir.Value,
+        dest: ir.Value | None = None) -> ir.Value:
     """``x`` (NCHW, or NCHW<c>c: dims 2 and 3 are H and W) padded by ``pads = [top, left,
-    bottom, right]`` with ``value``: blocks ``pad_init`` (and ``pad_init_1``…: a fill of each
-    border strip, the rows above and below and the columns either side, not of the whole
-    padded tensor, whose interior the copy overwrites anyway) and ``pad`` (a copy into the
-    interior). No padding: ``x`` itself."""
-    if not any(pads):
+    bottom, right]`` with ``value``, in ``dest`` (default: a new tensor): blocks ``pad_init``
+    (and ``pad_init_1``…: a fill of each border strip, the rows above and below and the
+    columns either side, not of the whole padded tensor, whose interior the copy overwrites
+    anyway) and ``pad`` (a copy into the interior). Where a block of the same kernel
+    computes ``x`` (a ``pad_window`` fused into its producer's group),
+    ``eliminate-empty-tensors`` has that block write into the interior, and the copy of a
+    buffer onto itself folds away. No padding and no ``dest``: ``x`` itself."""
+    if not any(pads) and dest is None:
         return x
     top, left, bottom, right = pads
     n, c, h, w, *rest = b.shape_of(x)
     name = cx.block_name("pad")
-    padded = b.empty([n, c, h + top + bottom, w + left + right, *rest], b.element_type(x),
-                     source=x)
+    padded = dest if dest is not None else b.empty(
+        [n, c, h + top + bottom, w + left + right, *rest], b.element_type(x), source=x)
     lead = [n if n is not None else b.dim(x, 0), c if c is not None else b.dim(x, 1)]
     strips = [(0, 0, top, w + left + right), (top + h, 0, bottom, w + left + right),
               (top, 0, h, left), (top, left + w, h, right)]  # (row, column, rows, columns)
@@ -97,6 +101,21 @@ def pad(cx: LoweringContext, x: ir.Value, pads: Sequence[int], value: ir.Value) 
     copy = linalg.copy(x, outs=[interior])
     tag_block(copy.owner, name)
     return b.insert_slice(copy, padded, offsets, sizes)
+
+
+def _window_padding_value(value: float, t: ir.Type) -> ir.Value:
+    """``value`` in element type ``t``: an infinity is an integer type's extreme."""
+    if b.is_float(t) or math.isfinite(value):
+        return b.constant(value, t)
+    return b.lowest(t) if value < 0 else b.highest(t)
+
+
+@lowering("pad_window")
+def lower_pad_window(cx: LoweringContext) -> list[ir.Value]:
+    (x,), (dest,) = cx.inputs, cx.dests
+    spatial_dims_static("graph.pad_window", x)
+    value = _window_padding_value(cx.attrs["value"], b.element_type(x))
+    return [pad(cx, x, cx.attrs["padding"], value, dest)]
 
 
 @dataclass(frozen=True)

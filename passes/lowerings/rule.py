@@ -24,6 +24,9 @@ class LoweringContext:
     attrs: dict[str, Any]
     loc: ir.Location
     used_block_names: set[str]
+    # The graph ops of the same kernel (a fused group) that read the result, by name
+    # ("graph.pad_window"): a lowering may pick the form its readers take best.
+    readers: tuple[str, ...] = ()
 
     def block_name(self, base: str) -> ir.StringAttr:
         """A block name unique in the kernel being built: ``base``, ``base_1``, …"""

@@ -393,8 +393,12 @@ def _channel_block_transpose(kernel: Schedule, threads: int = 1) -> Schedule | N
     thread, 144 channels at 56x56, in / out of NCHW16c: 8-wide 91 / 101 us, 16 x 16 84.5 /
     80 us; 3.2 MB with 8-wide tiles 412 -> 261 and 586 -> 294 us against none). Blocks of 8
     measured slower tiled. With ``threads`` > 1 the outermost loop that has as many
-    iterations runs parallel. None if ``kernel`` is not such a transpose."""
-    blocks = [b for b in kernel.state.blocks.values() if not b.inlined]
+    iterations runs parallel. A layout change writing a padded tensor (``graph-pad-windows``)
+    has a padding's blocks too: the fills of its border strips stay plain loops, and its copy
+    into the interior is of the transpose's result onto itself once bufferized (the
+    transpose writes there). None if ``kernel`` is not such a transpose."""
+    blocks = [b for b in kernel.state.blocks.values()
+              if not b.inlined and b.op_name not in ("linalg.fill", "linalg.copy")]
     if len(blocks) != 1 or REDUCTION in blocks[0].kinds:
         return None
     block = blocks[0]
@@ -405,6 +409,8 @@ def _channel_block_transpose(kernel: Schedule, threads: int = 1) -> Schedule | N
         return None
     read, written = inputs[0].map_results[-1], block.output_map[-1]
     short = [d for d in (read, written) if (block.extents[d] or 0) <= 16]
+    if len(short) == 2:  # a row of at most 16 (the padded form's W): the block is written
+        short = [written]
     if read == written or len(short) != 1 or block.extents[short[0]] != 16:
         # (blocks of 8 measured slower tiled: 24 channels at 56x56 into NCHW8c 7 -> 21 us)
         return None
