@@ -547,3 +547,26 @@ def test_builds_and_runs_overlap_unless_a_run_needs_every_core(exclusive):
     runs = [(a, b) for kind, a, b in roles.spans if kind == "run"]
     overlap = any(a < d and c < b for a, b in builds for c, d in runs)
     assert overlap != exclusive
+
+
+def test_padded_and_transposed_task_kernels_take_no_destination_argument():
+    """The destination of a kernel that writes a padded tensor (border strips and interior,
+    each a slice of it: graph-pad-windows) and of a layout change (a transpose's init, a view
+    of it) is a tensor.empty as a workload too: kept as a read-only argument, it was copied in
+    before the kernel ran and its measurement timed that copy."""
+    from mlcir.frontend import from_onnx
+    from mlcir.ir import clone_module
+    from mlcir.passes import run_pipeline
+    from mlcir.testing import onnx_models as om
+
+    model = om.depthwise_conv(32, 14, seed=3)
+    tasks = {t.name: t for t in extract_tasks(from_onnx(model))}
+    assert sorted(tasks) == ["conv2d_nchwc", "fused_layout_transform_pad_window",
+                             "layout_transform"]
+    for name, task in tasks.items():
+        fn = next(iter(task.module.body.operations))
+        inputs = [str(t) for t in ir.FunctionType(fn.attributes["function_type"].value).inputs]
+        assert len(inputs) == (2 if name == "conv2d_nchwc" else 1), (name, inputs)
+    lowered = clone_module(tasks["fused_layout_transform_pad_window"].module)
+    run_pipeline(lowered, "mlcir-cpu-bufferize")
+    assert "copy" not in str(lowered)

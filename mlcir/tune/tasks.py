@@ -49,9 +49,9 @@ def extract_kernel(fn: func.FuncOp) -> ir.Module:
 
 
 def _only_destination(value: ir.Value) -> bool:
-    """Whether every use of ``value`` is as a destination: the ``outs`` of a linalg op, the
-    tensor a ``tensor.insert_slice`` writes into, or a slice of it used so (a padding's
-    border strips)."""
+    """Whether every use of ``value`` is as a destination: the ``outs`` (``init``) of a linalg
+    op, the tensor a ``tensor.insert_slice`` writes into, or a slice or reshaped view of it
+    used so (a padding's border strips, a layout change's merged ``H*W``)."""
     uses = list(value.uses)
     return bool(uses) and all(_writes_into(use.owner, use.operand_number) for use in uses)
 
@@ -59,10 +59,14 @@ def _only_destination(value: ir.Value) -> bool:
 def _writes_into(op: ir.OpView, operand: int) -> bool:
     if op.name == "tensor.insert_slice":
         return operand == 1
-    if op.name == "tensor.extract_slice":
+    if op.name in ("tensor.extract_slice", "tensor.collapse_shape", "tensor.expand_shape"):
         return _only_destination(op.results[0])
-    return op.name.startswith("linalg.") and hasattr(op.opview, "outputs") \
-        and operand >= len(op.opview.inputs)
+    if not op.name.startswith("linalg."):
+        return False
+    view = op.opview
+    if hasattr(view, "outputs"):
+        return operand >= len(view.inputs)
+    return hasattr(view, "init") and operand == len(op.operands) - 1  # transpose, broadcast
 
 
 def workload_kernel(kernel: ir.Module) -> ir.Module:
@@ -70,7 +74,8 @@ def workload_kernel(kernel: ir.Module) -> ir.Module:
     result, only ever written; mlcir's kernels are destination-passing) become
     ``tensor.empty`` inside. Measured as a public function, a destination argument is a
     read-only caller array that bufferization must copy into a new buffer and back out; a
-    ``tensor.empty`` is allocated straight into the result. The blocks, and so the schedules,
+    ``tensor.empty`` is allocated straight into the result (a result that is a reshaped view
+    of it, a layout change's, is still copied out once). The blocks, and so the schedules,
     are the same in both forms; ``kernel`` is left as it is."""
     module = clone_module(kernel)
     fn = next(op for op in module.body.operations if isinstance(op, func.FuncOp))
