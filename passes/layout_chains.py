@@ -8,7 +8,8 @@ way (constants at compile time, activations through a ``graph.reshape`` view); o
 to the original shape ends the chain. So ``graph-fuse-ops`` still fuses the epilogue into the
 anchor's kernel, and back-to-back layout changes never appear inside a chain.
 
-``mlcir.layout = "none"`` on a module turns the layout passes off (:func:`layout_disabled`).
+``mlcir.layout = "none"`` on a module turns the layout passes off (:func:`layout_disabled`;
+:func:`relaid_functions` are the functions they change).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from typing import Callable
 from mlir import ir
 
 from mlcir.dialects import graph
+from mlcir.dialects.loop import KERNEL_ATTR
 
 from .constants import constant_array, make_constant
+from .graph_to_loop import functions
 
 LAYOUT_ATTR = "mlcir.layout"
 CHAIN_PATTERNS = ("elementwise", "broadcast")
@@ -33,6 +36,16 @@ def layout_disabled(module: ir.Operation) -> bool:
     """Whether ``module`` asks to keep its original layouts (``mlcir.layout = "none"``)."""
     attrs = module.attributes
     return LAYOUT_ATTR in attrs and ir.StringAttr(attrs[LAYOUT_ATTR]).value == "none"
+
+
+def relaid_functions(module: ir.Module | ir.Operation) -> list[ir.Operation]:
+    """The graph functions of ``module`` (with a body; not loop-level kernels) that a layout
+    pass changes: none where the module keeps its layouts."""
+    root = module.operation if hasattr(module, "operation") else module
+    if layout_disabled(root):
+        return []
+    return [fn.operation for fn in functions(root)
+            if KERNEL_ATTR not in fn.attributes and fn.regions[0].blocks]
 
 
 def static_shape(value: ir.Value) -> list[int] | None:

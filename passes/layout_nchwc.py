@@ -34,11 +34,9 @@ import numpy as np
 from mlir import ir
 
 from mlcir.dialects import graph
-from mlcir.dialects.loop import KERNEL_ATTR
 
 from .constants import constant_array, make_constant
-from .graph_to_loop import functions
-from .layout_chains import CHAIN_PATTERNS, layout_disabled, rebuilt, static_shape
+from .layout_chains import CHAIN_PATTERNS, rebuilt, relaid_functions, static_shape
 from .registry import ModulePass, register_pass
 
 __all__ = ["LayoutNCHWc", "layout_nchwc", "channel_block"]
@@ -57,15 +55,7 @@ def channel_block(channels: int) -> int | None:
 def layout_nchwc(module: ir.Module | ir.Operation) -> int:
     """Put the convolution chains of every graph function of ``module`` in NCHW<c>c (in
     place, module docstring); returns how many ops now run blocked."""
-    root = module.operation if hasattr(module, "operation") else module
-    if layout_disabled(root):
-        return 0
-    count = 0
-    for fn in functions(root):
-        if KERNEL_ATTR in fn.attributes or not fn.regions[0].blocks:
-            continue
-        count += _Converter().run(fn.operation)
-    return count
+    return sum(_Converter().run(fn) for fn in relaid_functions(module))
 
 
 @dataclass

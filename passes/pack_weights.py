@@ -23,11 +23,9 @@ from dataclasses import dataclass
 from mlir import ir
 
 from mlcir.dialects import graph
-from mlcir.dialects.loop import KERNEL_ATTR
 
 from .constants import constant_array, is_constant, make_constant
-from .graph_to_loop import functions
-from .layout_chains import LAYOUT_ATTR, follow_chain, layout_disabled, static_shape
+from .layout_chains import LAYOUT_ATTR, follow_chain, relaid_functions, static_shape
 from .registry import ModulePass, register_pass
 
 # Columns of a panel: the widest register tile the CPU defaults choose (AVX-512: 8 x 32; an
@@ -39,15 +37,10 @@ __all__ = ["DEFAULT_PANEL", "LAYOUT_ATTR", "PackWeights", "pack_weights"]
 def pack_weights(module: ir.Module | ir.Operation, *, panel: int = DEFAULT_PANEL) -> int:
     """Pack the constant right operands of the matmuls of every graph function of ``module``
     (in place, module docstring); returns how many matmuls now read packed weights."""
-    root = module.operation if hasattr(module, "operation") else module
-    if layout_disabled(root):
-        return 0
     packed: list[tuple[ir.Value, ir.Value]] = []
     count = 0
-    for fn in functions(root):
-        if KERNEL_ATTR in fn.attributes or not fn.regions[0].blocks:
-            continue
-        for op in _matmuls(fn.operation):
+    for fn in relaid_functions(module):
+        for op in _matmuls(fn):
             if _pack(op, panel, packed):
                 count += 1
     return count

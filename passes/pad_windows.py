@@ -29,10 +29,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 from mlcir.dialects import ALL_OPS, graph
-from mlcir.dialects.loop import KERNEL_ATTR
 
-from .graph_to_loop import functions
-from .layout_chains import layout_disabled, static_shape
+from .layout_chains import relaid_functions, static_shape
 from .lowerings.nn import Window
 from .registry import ModulePass, register_pass
 
@@ -92,13 +90,8 @@ def _pad_window_of(op: ir.Operation) -> bool:
 def pad_windows(module: ir.Module | ir.Operation) -> int:
     """Move the padding of the window ops of every graph function of ``module`` into their
     producers' kernels (in place, module docstring); returns how many moved."""
-    root = module.operation if hasattr(module, "operation") else module
-    if layout_disabled(root):
-        return 0
     moved = 0
-    for fn in functions(root):
-        if KERNEL_ATTR in fn.attributes or not fn.regions[0].blocks:
-            continue
+    for fn in relaid_functions(module):
         ops = [op.operation for op in fn.regions[0].blocks[0].operations]
         moved += sum(_pad_window_of(op) for op in ops)
     return moved

@@ -8,7 +8,6 @@ from __future__ import annotations
 import collections
 
 import numpy as np
-import onnx
 import pytest
 from mlir import ir
 from onnx import TensorProto, helper, numpy_helper, shape_inference
@@ -34,20 +33,6 @@ def graph_ops(model) -> collections.Counter:
 
     module.operation.walk(visit)
     return ops
-
-
-def chain_model(nodes, x_shape, outputs, weights) -> onnx.ModelProto:
-    """A model of ``nodes`` reading the float input ``x`` and the constant ``weights``."""
-    graph_proto = helper.make_graph(
-        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_empty_tensor_value_info(o) for o in outputs],
-        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()])
-    opsets = [helper.make_opsetid("", om.DEFAULT_OPSET)]
-    model = helper.make_model(graph_proto, opset_imports=opsets,
-                              ir_version=helper.find_min_ir_version_for(opsets))
-    model = shape_inference.infer_shapes(model, strict_mode=True)
-    del model.graph.value_info[:]
-    return model
 
 
 def check(model, inputs, layouts=("packed", "none")) -> None:
@@ -122,7 +107,7 @@ def test_convolutions_of_every_kind(channels, out_channels, attrs, blocked):
     nodes = [helper.make_node("Conv", ["x", "lead"], ["a"], **CONV),
              helper.make_node("Conv", ["a", "w"], ["y"], **{
                  k: v for k, v in {**attrs, "group": groups}.items()})]
-    model = chain_model(nodes, [1, channels, 13, 14], ["y"], {"lead": lead, "w": w})
+    model = om.chain(nodes, [1, channels, 13, 14], ["y"], {"lead": lead, "w": w})
     ops = graph_ops(model)
     lead_blocked = channel_block(channels) is not None and channels >= 8
     assert ops["conv2d_nchwc"] == lead_blocked + blocked, ops
@@ -149,7 +134,7 @@ def test_every_chain_runs_blocked_with_one_layout_change_each_way(kinds):
                                       strides=[stride] * 2, group=groups,
                                       pads=[kernel[0] // 2] * 4))
         x = f"c{i}"
-    model = chain_model(nodes, [1, 16, 12, 12], [x], weights)
+    model = om.chain(nodes, [1, 16, 12, 12], [x], weights)
     ops = graph_ops(model)
     assert ops["conv2d_nchwc"] == len(kinds), ops
     assert ops["layout_transform"] == 2, ops
@@ -169,7 +154,7 @@ def test_max_pooling_after_a_blocked_convolution(attrs):
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("MaxPool", ["c"], ["p"], **attrs),
              helper.make_node("GlobalAveragePool", ["p"], ["y"])]
-    model = chain_model(nodes, [1, 8, 15, 15], ["y"],
+    model = om.chain(nodes, [1, 8, 15, 15], ["y"],
                         {"w": rng.standard_normal((16, 8, 3, 3)).astype(np.float32)})
     ops = graph_ops(model)
     assert ops["max_pool2d_nchwc"] == 1 and ops["layout_transform"] == 1, ops
@@ -183,7 +168,7 @@ def test_a_tensor_read_blocked_and_plain_changes_layout_once_each_way():
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c"], ["r"]),
              helper.make_node("Conv", ["r", "w2"], ["y"])]
-    model = chain_model(nodes, [1, 16, 8, 8], ["r", "y"], {
+    model = om.chain(nodes, [1, 16, 8, 8], ["r", "y"], {
         "w1": rng.standard_normal((16, 16, 3, 3)).astype(np.float32),
         "w2": rng.standard_normal((16, 16, 1, 1)).astype(np.float32)})
     ops = graph_ops(model)

@@ -9,10 +9,9 @@ from __future__ import annotations
 import collections
 
 import numpy as np
-import onnx
 import pytest
 from mlir import ir
-from onnx import TensorProto, helper, numpy_helper, shape_inference
+from onnx import helper
 
 import mlcir
 from mlcir.dialects import graph
@@ -26,19 +25,6 @@ from mlcir.tune import default_schedule
 from mlcir.tune.tasks import extract_tasks
 
 GRAPH_PASSES = "graph-fold-constants,graph-layout-nchwc,graph-pack-weights,graph-dce,graph-pad-windows"
-
-
-def chain(nodes, x_shape, weights, output="y") -> onnx.ModelProto:
-    graph_proto = helper.make_graph(
-        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_empty_tensor_value_info(output)],
-        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()])
-    opsets = [helper.make_opsetid("", om.DEFAULT_OPSET)]
-    model = helper.make_model(graph_proto, opset_imports=opsets,
-                              ir_version=helper.find_min_ir_version_for(opsets))
-    model = shape_inference.infer_shapes(model, strict_mode=True)
-    del model.graph.value_info[:]
-    return model
 
 
 def graph_ops(model) -> tuple[collections.Counter, list[ir.Operation], ir.Module]:
@@ -98,7 +84,7 @@ def test_a_depthwise_convolution_reads_the_padded_result_of_its_producer(stride)
              helper.make_node("Clip", ["e", "lo", "hi"], ["r"]),
              helper.make_node("Conv", ["r", "wd"], ["y"], kernel_shape=[3, 3], pads=[1] * 4,
                               strides=[stride] * 2, group=32)]
-    model = chain(nodes, [1, 16, 12, 12], weights)
+    model = om.chain(nodes, [1, 16, 12, 12], ["y"], weights)
     counts, ops, _ = graph_ops(model)
     assert counts["pad_window"] == 1, counts
     assert padding_of(ops, "pad_window") == [[1, 1, 1, 1]]
@@ -144,7 +130,7 @@ def test_a_max_pool_pads_its_producer_with_the_lowest_value(attrs):
              helper.make_node("Sub", ["c", "shift"], ["s"]),
              helper.make_node("MaxPool", ["s"], ["y"], **attrs)]
     weights["shift"] = np.array(2.0, np.float32)
-    model = chain(nodes, [1, 16, 11, 11], weights)
+    model = om.chain(nodes, [1, 16, 11, 11], ["y"], weights)
     counts, ops, _ = graph_ops(model)
     assert counts["pad_window"] == 2, counts  # the convolution's and the pool's
     pads = attrs["pads"]
@@ -166,7 +152,7 @@ def test_padding_stays_where_moving_it_does_not_pay():
              helper.make_node("Conv", ["s", "w2"], ["c"], pads=[1] * 4),
              helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
                               pads=[0, 0, 1, 1], ceil_mode=1)]
-    model = chain(nodes, [1, 16, 8, 8], weights)
+    model = om.chain(nodes, [1, 16, 8, 8], ["y"], weights)
     counts, ops, _ = graph_ops(model)
     # Only the 3x3 convolution, whose input (the add) it alone reads, reads a pad_window.
     assert counts["pad_window"] == 1, counts

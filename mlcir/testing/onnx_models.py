@@ -591,6 +591,23 @@ def single_op(op_type: str, input_shapes: Sequence[Sequence[Dim]] | Mapping[str,
     return model
 
 
+def chain(nodes: Sequence[onnx.NodeProto], x_shape: Sequence[int], outputs: Sequence[str],
+          weights: Mapping[str, np.ndarray], opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A model of ``nodes`` reading the float32 graph input ``x`` (``x_shape``) and the
+    constants ``weights`` (initializers by name), with graph outputs ``outputs``, their types
+    found by strict shape inference (the inferred intermediate types are dropped)."""
+    graph = helper.make_graph(
+        list(nodes), "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_empty_tensor_value_info(o) for o in outputs],
+        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()])
+    opsets = [helper.make_opsetid("", opset)]
+    model = helper.make_model(graph, opset_imports=opsets,
+                              ir_version=helper.find_min_ir_version_for(opsets))
+    model = shape_inference.infer_shapes(model, strict_mode=True)
+    del model.graph.value_info[:]
+    return model
+
+
 def depthwise_conv(channels: int, hw: int, stride: int = 1, seed: int = 0) -> onnx.ModelProto:
     """A one-node 3x3 depthwise convolution (padding 1) of ``[1, channels, hw, hw]`` with a
     constant standard-normal filter (``seed``)."""
