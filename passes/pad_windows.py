@@ -12,14 +12,16 @@ so the padding moves to where the input is made instead:
   read past it) becomes a ``graph.pad_window`` of its input, with the op's padding value (0,
   or ``-inf`` for the max), and the op reads the padded tensor with no padding of its own;
 - ``graph-fuse-ops`` puts a ``pad_window`` in its producer's group (fusion pattern
-  ``padding``), and its lowering inserts the producer's result into the padded destination's
-  interior and fills the border strips: ``eliminate-empty-tensors`` then has the producer's
-  last block write into the interior, and the padded tensor costs the strips.
+  ``padding``), so that group's kernel returns the padded tensor: its lowering fills the
+  border strips and copies the producer's result into the interior, and bufferization has the
+  producer's last block write there instead (``eliminate-empty-tensors``; scheduled, the copy
+  is an epilogue computed per tile, the same), so the padded tensor costs the strips.
 
 Only where that pays: the input must have this op as its only user and be made by a graph op
 that fuses (not a function argument, a constant or an opaque op); anywhere else a
-``pad_window`` would be a copy of its own, as the op's padding is. ``mlcir.layout = "none"``
-makes no blocked ops, so this pass has nothing to do there.
+``pad_window`` would be a copy of its own, as the op's padding is. An average pool keeps its
+padding (its divisors count it), and so does a ceil-mode pool whose result would change shape.
+Off with the layouts (``mlcir.layout = "none"``): where the padding goes is a layout decision.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def _pad_window_of(op: ir.Operation) -> bool:
     """Move ``op``'s padding into a ``pad_window`` of its input (module docstring); False,
     with nothing changed, where that does not pay or would change the result's shape."""
     value = _PADDING_VALUES.get(op.name)
-    if value is None or static_shape(op.operands[0]) is None:
+    if value is None or any(static_shape(v) is None for v in [*op.operands, op.results[0]]):
         return False
     short = op.name.split(".", 1)[1]
     attrs = graph.OPS[short].read_attrs(op)

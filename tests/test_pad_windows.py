@@ -204,3 +204,17 @@ def test_the_stems_nchw_max_pool_reads_the_padded_result_of_its_convolution():
         module.operation.attributes["mlcir.layout"] = ir.StringAttr.get("none")
     run_pipeline(module, GRAPH_PASSES)
     assert "graph.pad_window" not in str(module)
+
+
+def test_a_dynamic_batch_keeps_the_padding_where_it_was():
+    """Shapes known only at run time are left alone (the layout passes need static shapes):
+    conv -> relu -> max pool with a symbolic batch builds as before and matches."""
+    rng = np.random.default_rng(4)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1] * 4),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1] * 4)]
+    model = om.chain(nodes, ["N", 16, 9, 9], ["y"], _rng_weights(rng, w=(16, 16, 3, 3)))
+    counts, _, _ = graph_ops(model)
+    assert counts["pad_window"] == 0, counts
+    check(model, {"x": rng.standard_normal((2, 16, 9, 9)).astype(np.float32)})
