@@ -61,3 +61,35 @@ func.func @transpose16(%a: memref<16x16xf32>, %b: memref<16x16xf32>) {
   vector.transfer_write %t, %b[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, memref<16x16xf32>
   return
 }
+
+// A strided pooling's tile reduces pairs (its window read through the view [.., W/2, 2]): the
+// pairs are read as one vector<16> (the two innermost dims collapsed), the tap mask's row is
+// repeated by a shuffle, and a deinterleave splits the even and odd columns, combined in
+// upstream's order (the accumulator, then the even, then the odd ones).
+// CHECK-LABEL: func.func @pool_pairs
+// CHECK-SAME: (%[[X:.*]]: memref<2x9x2xf32>, %[[MASK:.*]]: memref<2xi8>, %[[ACC:.*]]: vector<8xf32>, %[[I:.*]]: index)
+// CHECK-NOT: vector.multi_reduction
+// CHECK: %[[ROW:.*]] = vector.load %[[MASK]]
+// CHECK: vector.shuffle %[[ROW]], %[[ROW]] [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1] : vector<2xi8>, vector<2xi8>
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0], [1, 2]] : memref<2x9x2xf32> into memref<2x18xf32>
+// CHECK: %[[V:.*]] = vector.load %[[FLAT]][%[[I]], %{{.*}}] : memref<2x18xf32>, vector<16xf32>
+// CHECK: %[[S:.*]] = arith.select %{{.*}}, %[[V]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: %[[EVEN:.*]], %[[ODD:.*]] = vector.deinterleave %[[S]] : vector<16xf32> -> vector<8xf32>
+// CHECK: %[[M:.*]] = arith.maxnumf %[[ACC]], %[[EVEN]] : vector<8xf32>
+// CHECK: %[[R:.*]] = arith.maxnumf %[[M]], %[[ODD]] : vector<8xf32>
+// CHECK: return %[[R]]
+func.func @pool_pairs(%x: memref<2x9x2xf32>, %mask: memref<2xi8>, %acc: vector<8xf32>, %i: index) -> vector<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %pad = arith.constant 0.0 : f32
+  %lowest = arith.constant dense<0xFF800000> : vector<8x2xf32>
+  %zero = arith.constant dense<0> : vector<8x2xi8>
+  %p8 = arith.constant 0 : i8
+  %v = vector.transfer_read %x[%i, %c1, %c0], %pad {in_bounds = [true, true]} : memref<2x9x2xf32>, vector<8x2xf32>
+  %row = vector.transfer_read %mask[%c0], %p8 {in_bounds = [true]} : memref<2xi8>, vector<2xi8>
+  %taps = vector.broadcast %row : vector<2xi8> to vector<8x2xi8>
+  %on = arith.cmpi ne, %taps, %zero : vector<8x2xi8>
+  %s = arith.select %on, %v, %lowest : vector<8x2xi1>, vector<8x2xf32>
+  %r = vector.multi_reduction <maxnumf>, %s, %acc [1] : vector<8x2xf32> to vector<8xf32>
+  return %r : vector<8xf32>
+}
