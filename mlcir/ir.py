@@ -188,6 +188,20 @@ def find_first(root: ir.Operation, predicate: Callable[[ir.Operation], bool]) ->
     return found[0] if found else None
 
 
+def ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
+    """Every op called ``name`` under ``root``, in walk order (collected before a caller
+    rewrites them)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
 def clone_module(module: ir.Module) -> ir.Module:
     """A deep copy of ``module`` in the same context (passes mutate in place)."""
     return as_module(module.operation.clone())

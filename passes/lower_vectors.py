@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, transform, vector
 from mlir.dialects.transform import vector as tvector
 
-from mlcir.ir import find_first
+from mlcir.ir import find_first, ops_named
 from mlcir.transform import apply, match_ops, new_script
 
 from .registry import ModulePass, register_pass
@@ -43,16 +43,8 @@ def deinterleave_pair_reductions(module: ir.Operation) -> int:
     ``acc ⊕ even ⊕ odd`` of a ``vector.deinterleave`` of the same values read as a
     ``vector<2N>`` (:func:`_linear`), the order upstream's lowering combines them in; returns
     how many."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "vector.multi_reduction":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
     count = 0
-    for op in found:
+    for op in ops_named(module, "vector.multi_reduction"):
         source, acc = op.operands
         kind = str(op.attributes["kind"]).split("<")[-1].rstrip(">")
         shape = ir.VectorType(source.type).shape

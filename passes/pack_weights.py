@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from mlcir.dialects import graph
+from mlcir.ir import ops_named
 
 from .constants import constant_array, is_constant, make_constant
 from .layout_chains import LAYOUT_ATTR, follow_chain, relaid_functions, static_shape
@@ -40,22 +41,10 @@ def pack_weights(module: ir.Module | ir.Operation, *, panel: int = DEFAULT_PANEL
     packed: list[tuple[ir.Value, ir.Value]] = []
     count = 0
     for fn in relaid_functions(module):
-        for op in _matmuls(fn):
+        for op in ops_named(fn, "graph.matmul"):
             if _pack(op, panel, packed):
                 count += 1
     return count
-
-
-def _matmuls(fn: ir.Operation) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "graph.matmul":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    fn.walk(visit)
-    return found
 
 
 def _pack(op: ir.Operation, panel: int, packed: list[tuple[ir.Value, ir.Value]]) -> bool:
