@@ -222,14 +222,14 @@ def _destination_of(value: ir.Value) -> ir.Operation | None:
         if op.name == "tensor.insert_slice":
             value = op.operands[1]
             continue
-        outputs = _linalg_outputs(op)
+        outputs = linalg_outputs(op)
         if outputs is None:
             return None
         value = outputs[ir.OpResult(value).result_number]
     return None
 
 
-def _linalg_outputs(op: ir.Operation) -> list[ir.Value] | None:
+def linalg_outputs(op: ir.Operation) -> list[ir.Value] | None:
     """The destination operands of a linalg op (``outs``; ``init`` of transpose, broadcast
     and friends), or None for any other op."""
     if not op.name.startswith("linalg."):
@@ -292,7 +292,7 @@ class _CallSiteSizes:
             for size in sizes[1:]:
                 total = arith.muli(total, size)
             return total
-        outputs = _linalg_outputs(op)
+        outputs = linalg_outputs(op)
         if outputs is not None:
             return self.dim(outputs[ir.OpResult(value).result_number], axis)
         return self._fail()

@@ -18,6 +18,7 @@ from mlir.dialects import func, tensor
 from mlcir.dialects.loop import KERNEL_ATTR, iterator_kinds, linalg_ops, loop_extents
 from mlcir.ir import clone_module
 from mlcir.passes import run_pipeline
+from mlcir.passes.graph_to_loop import linalg_outputs
 
 from .database import workload_hash
 
@@ -61,12 +62,8 @@ def _writes_into(op: ir.OpView, operand: int) -> bool:
         return operand == 1
     if op.name in ("tensor.extract_slice", "tensor.collapse_shape", "tensor.expand_shape"):
         return _only_destination(op.results[0])
-    if not op.name.startswith("linalg."):
-        return False
-    view = op.opview
-    if hasattr(view, "outputs"):
-        return operand >= len(view.inputs)
-    return hasattr(view, "init") and operand == len(op.operands) - 1  # transpose, broadcast
+    outputs = linalg_outputs(op.operation)  # destinations are a linalg op's last operands
+    return outputs is not None and operand >= len(op.operands) - len(outputs)
 
 
 def workload_kernel(kernel: ir.Module) -> ir.Module:
