@@ -97,8 +97,9 @@ def _build(model: Any, target: str, schedule: str) -> tuple[Any, float]:
 
 
 def add_layout_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--layout", choices=("packed", "none"), default="packed",
-                        help="none: without packed weights and the NCHWc layout (the "
+    parser.add_argument("--layout", choices=("packed", "direct", "none"), default="packed",
+                        help="direct: 3x3 convolutions without Winograd (graph-winograd); "
+                             "none: without packed weights and the NCHWc layout (the "
                              "figures before them)")
 
 
@@ -127,9 +128,9 @@ def bench_model(name: str, threads: int, trials: int) -> dict:
         try:
             start = time.perf_counter()
             module = from_onnx(model)
-            if LAYOUT == "none":
+            if LAYOUT != "packed":
                 with module.context:
-                    module.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get("none")
+                    module.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get(LAYOUT)
             db = mlcir.tune.tune_module(module, target=target, work_dir=work,
                                         max_trials_global=trials, num_trials_per_iter=8,
                                         verbose=0)

@@ -302,6 +302,23 @@ irdl.dialect @graph {
     %a1 = irdl.base "#builtin.float"
     irdl.attributes {"padding" = %a0, "value" = %a1}
   }
+  irdl.operation @winograd_input {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"padding" = %a0}
+  }
+  irdl.operation @winograd_output {
+    %o0 = irdl.any
+    irdl.operands(m: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.integer"
+    irdl.attributes {"tiles" = %a0, "block" = %a1}
+  }
   irdl.operation @max_pool2d_nchwc {
     %o0 = irdl.any
     irdl.operands(x: %o0)

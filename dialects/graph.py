@@ -23,6 +23,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from mlir import ir
 from mlir.dialects import func, tensor
 
+from . import winograd
 from .dtypes import numpy_dtype
 from .opdef import AttrDef, OpDef, ShapeError, TensorSpec, irdl_dialect
 
@@ -866,6 +867,49 @@ def _np_pad_window(x: np.ndarray, padding, value) -> np.ndarray:
     return np.pad(x, widths, constant_values=np.asarray(fill).astype(x.dtype))
 
 
+def _winograd_input(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (x,) = specs
+    _require_float(x)
+    if x.rank != 5 or None in x.shape:
+        raise ShapeError(f"x must be a static NCHW<c>c tensor [N, C/c, H, W, c], got {_fmt(x.shape)}")
+    padding = attrs["padding"]
+    if len(padding) != 4 or any(p < 0 for p in padding):
+        raise ShapeError(f"padding must be 4 sizes >= 0 [top, left, bottom, right], got {padding}")
+    n, cb, h, w, c = x.shape
+    hp, wp = h + padding[0] + padding[2], w + padding[1] + padding[3]
+    step, extra = winograd.TILE, winograd.KERNEL - 1
+    if (hp - extra) % step or (wp - extra) % step or hp <= extra or wp <= extra:
+        raise ShapeError(f"the padded input's H and W ({hp}, {wp}) must be 4 t + 2 (whole "
+                         f"4x4 output tiles of a 3x3 window)")
+    tiles = n * ((hp - extra) // step) * ((wp - extra) // step)
+    return [TensorSpec((winograd.ALPHA ** 2, tiles, cb * c), x.element_type)]
+
+
+def _np_winograd_input(x: np.ndarray, padding: Sequence[int]) -> np.ndarray:
+    return winograd.input_transform(_np_pad_window(x, padding, 0.0))
+
+
+def _winograd_output(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    (m,) = specs
+    _require_float(m, "m")
+    tiles, block = attrs["tiles"], attrs["block"]
+    if len(tiles) != 2 or builtins.min(tiles) < 1 or block < 1:
+        raise ShapeError(f"tiles must be [tH, tW] >= 1 and block >= 1, got {tiles} and {block}")
+    if m.rank != 3 or None in m.shape or m.shape[0] != winograd.ALPHA ** 2:
+        raise ShapeError(f"m must be the 36 products [36, tiles, K], got {_fmt(m.shape)}")
+    _, t, k = m.shape
+    if t % (tiles[0] * tiles[1]) or k % block:
+        raise ShapeError(f"m {_fmt(m.shape)} is not [36, N x {tiles[0]} x {tiles[1]} tiles, "
+                         f"K/{block} x {block}]")
+    n = t // (tiles[0] * tiles[1])
+    return [TensorSpec((n, k // block, tiles[0] * winograd.TILE, tiles[1] * winograd.TILE,
+                        block), m.element_type)]
+
+
+def _np_winograd_output(m: np.ndarray, tiles: Sequence[int], block: int) -> np.ndarray:
+    return winograd.output_transform(m, tiles, block)
+
+
 def _np_max_pool2d_nchwc(x: np.ndarray, **attrs: Any) -> np.ndarray:
     return to_blocked(_np_max_pool2d(from_blocked(x), **attrs), x.shape[4])
 
@@ -1091,6 +1135,19 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
                   "made an op of its own by graph-pad-windows, so that the producer of x "
                   "writes straight into the padded tensor.",
           pattern="padding", evaluate=_np_pad_window),
+    OpDef(DIALECT, "winograd_input", ("x",), _winograd_input,
+          attrs=(AttrDef("padding", "ints", "[top, left, bottom, right] (dims 2 and 3)"),),
+          summary="The 6x6 tiles of x (NCHW<c>c, padded by zeros), 4 apart, each as B^T d B "
+                  "(F(4x4, 3x3)): [36, N tH tW, C], the left operands of a 3x3 convolution's "
+                  "36 matmuls (graph-winograd; storage order in dialects/winograd.py).",
+          pattern="opaque", evaluate=_np_winograd_input),
+    OpDef(DIALECT, "winograd_output", ("m",), _winograd_output,
+          attrs=(AttrDef("tiles", "ints", "[tH, tW]: output tiles along H and W"),
+                 AttrDef("block", "int", "the channel block c of the NCHW<c>c result")),
+          summary="The 36 matmul products m [36, N tH tW, K] of a Winograd F(4x4, 3x3) "
+                  "convolution as its NCHW<c>c output [N, K/c, 4 tH, 4 tW, c] (A^T m A per "
+                  "tile; graph-winograd).",
+          pattern="opaque", evaluate=_np_winograd_output),
     OpDef(DIALECT, "max_pool2d_nchwc", ("x",), _pool_nchwc, attrs=_POOL_ATTRS, check=_pool_check,
           summary="max_pool2d of x in NCHW<c>c ([N, C/c, H, W, c]), pooled along the channel "
                   "block.", pattern="anchor", evaluate=_np_max_pool2d_nchwc),
@@ -1583,6 +1640,25 @@ def conv2d_nchwc(x: ir.Value, w: ir.Value, *, strides: Sequence[int] = _REQUIRED
     """
     return _build("conv2d_nchwc", x, w, strides=strides, padding=padding, dilation=dilation,
                   groups=groups, loc=loc)
+
+
+def winograd_input(x: ir.Value, *, padding: Sequence[int] = _REQUIRED,
+                   loc: ir.Location | None = None) -> ir.Value:
+    """The 6x6 tiles of x (NCHW<c>c, padded by zeros), 4 apart, each as B^T d B: [36, N tH tW, C].
+
+    padding: [top, left, bottom, right] (dims 2 and 3)
+    """
+    return _build("winograd_input", x, padding=padding, loc=loc)
+
+
+def winograd_output(m: ir.Value, *, tiles: Sequence[int] = _REQUIRED, block: int = _REQUIRED,
+                    loc: ir.Location | None = None) -> ir.Value:
+    """The 36 products m [36, N tH tW, K] as the NCHW<c>c output [N, K/c, 4 tH, 4 tW, c].
+
+    tiles: [tH, tW]: output tiles along H and W
+    block: the channel block c of the NCHW<c>c result
+    """
+    return _build("winograd_output", m, tiles=tiles, block=block, loc=loc)
 
 
 def max_pool2d_nchwc(x: ir.Value, *, kernel: Sequence[int] = _REQUIRED,

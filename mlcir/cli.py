@@ -486,9 +486,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--tuning-records", metavar="PATH",
                    help="apply the best schedules from a records file written by `mlcir tune "
                         "-o` or a tuning work_dir")
-    p.add_argument("--layout", choices=("packed", "none"), default="packed",
+    p.add_argument("--layout", choices=("packed", "direct", "none"), default="packed",
                    help="packed (default): constant matmul weights are packed into the register "
-                        "tile's panels at compile time; none: kept as they are (experiments)")
+                        "tile's panels at compile time, convolution chains blocked, 3x3 "
+                        "convolutions Winograd; direct: the same with direct convolutions; "
+                        "none: weights and layouts kept as they are (experiments)")
     p.add_argument("--no-default-schedule", action="store_true",
                    help="leave kernels without a tuning record unscheduled (the naive "
                         "baseline) instead of giving them the target's default schedule")

@@ -24,7 +24,7 @@ from mlcir.targets import backend_for
 
 
 SCHEDULES = ("default", "none")
-LAYOUTS = ("packed", "none")
+LAYOUTS = ("packed", "direct", "none")
 
 
 def _prepare(mod: Any, target: Target, records: Any, schedule: str,
@@ -45,11 +45,15 @@ def _prepare(mod: Any, target: Target, records: Any, schedule: str,
         from mlcir.tune.apply import with_specializations
 
         prepared = prepare(with_specializations(module, records))
-    if layout == "none":
+    if layout != "packed":
         from mlcir.passes.pack_weights import LAYOUT_ATTR
 
         with prepared.work.context:
-            prepared.work.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get("none")
+            prepared.work.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get(layout)
+    if target.kind == "cuda":
+        from mlcir.passes.winograd import keep_direct
+
+        keep_direct(prepared.work)
     if records is not None or schedule == "default":
         from mlcir.tune.apply import schedule_kernels
 

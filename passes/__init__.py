@@ -21,6 +21,7 @@ declare_lazy({
     "graph-pack-weights": "mlcir.passes.pack_weights",
     "graph-layout-nchwc": "mlcir.passes.layout_nchwc",
     "graph-pad-windows": "mlcir.passes.pad_windows",
+    "graph-winograd": "mlcir.passes.winograd",
     "graph-dispatch-library": "mlcir.passes.dispatch_library",
     "mlcir-entry-points": "mlcir.passes.entry_points",
     "mlcir-private-symbols": "mlcir.passes.private_symbols",

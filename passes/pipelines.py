@@ -20,7 +20,7 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 # weights constants; a blocked window op's padding is then written by the kernel that makes its
 # input (``graph-pad-windows``, before fusion puts the padding in that kernel).
 KERNELS = ["graph-fold-constants", "graph-layout-nchwc", "graph-pack-weights", "graph-dce",
-           "graph-pad-windows", "graph-fuse-ops", "graph-to-loop", "mlcir-bool-storage"]
+           "graph-pad-windows", "graph-winograd", "graph-fuse-ops", "graph-to-loop", "mlcir-bool-storage"]
 
 
 def cpu_frontend() -> list[str]:

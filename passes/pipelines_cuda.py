@@ -57,8 +57,11 @@ def check_options(chip: str, fmt: str, opt_level: int, threads: int, toolkit: st
 
 
 def cuda_frontend() -> list[str]:
-    """The CPU pipeline's front end (the same kernels as the CPU build and tuning see)."""
-    return cpu_frontend() + ["mlcir-gpu-mark-outputs"]
+    """The CPU pipeline's front end (the same kernels as the CPU build and tuning see), but
+    for ``graph-winograd``: its transforms are CPU vector code in OpenMP loops (a CUDA build
+    and its tuning also mark the module to keep convolutions direct,
+    :func:`mlcir.passes.winograd.keep_direct`)."""
+    return [p for p in cpu_frontend() if p != "graph-winograd"] + ["mlcir-gpu-mark-outputs"]
 
 
 def gpu_mapping(threads: int) -> list[str]:

@@ -37,7 +37,9 @@ TARGET = "llvm -threads=1"
 FACTS = replace(AVX512, threads=1)
 
 # Kinds the rules schedule; every other graph kernel kind stays unscheduled with a reason.
-SCHEDULED = {"avg_pool2d", "batch_matmul", "conv2d", "conv2d_strided_padded_bias_relu",
+# Elementwise chains (boolean_mask, elementwise_chain) are inlined into one vectorized nest.
+SCHEDULED = {"avg_pool2d", "batch_matmul", "boolean_mask", "conv2d",
+             "conv2d_strided_padded_bias_relu", "elementwise_chain",
              "conv2d_stride3_dilated", "matmul_packed_bias_relu", "max_pool2d",
              "max_pool2d_stride3_dilated", "mean", "mean_centered", "sum"}
 

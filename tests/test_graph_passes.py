@@ -323,7 +323,7 @@ def test_graph_passes_are_registered_with_their_options():
     expected = {"graph-fold-constants": ["max_elements"], "graph-dce": [],
                 "graph-fuse-ops": ["max_ops"], "graph-fuse-ewise-fma": [],
                 "graph-dispatch-library": ["rules"], "graph-pack-weights": ["panel"],
-                "graph-layout-nchwc": [], "graph-pad-windows": []}
+                "graph-layout-nchwc": [], "graph-pad-windows": [], "graph-winograd": []}
     for name, options in expected.items():
         cls = get_pass(name)
         assert cls is not None and cls.name == name and cls.summary
@@ -331,5 +331,5 @@ def test_graph_passes_are_registered_with_their_options():
     from mlcir.passes.pipelines import KERNELS
 
     assert KERNELS == ["graph-fold-constants", "graph-layout-nchwc", "graph-pack-weights",
-                       "graph-dce", "graph-pad-windows", "graph-fuse-ops", "graph-to-loop",
+                       "graph-dce", "graph-pad-windows", "graph-winograd", "graph-fuse-ops", "graph-to-loop",
                        "mlcir-bool-storage"]

@@ -39,7 +39,7 @@ def test_mlp_weights_packed_match_onnxruntime(layout):
 
 
 def test_unknown_layout_is_a_value_error():
-    with pytest.raises(ValueError, match="layout must be one of packed, none, got 'nchwc'"):
+    with pytest.raises(ValueError, match="layout must be one of packed, direct, none, got 'nchwc'"):
         mlcir.build(from_onnx(om.mlp(batch=1)), "llvm", layout="nchwc")
 
 

@@ -31,6 +31,7 @@ from mlir import ir
 from mlcir.errors import TuningError
 from mlcir.ir import clone_module
 from mlcir.passes.specialize import add_specializations
+from mlcir.passes.winograd import keep_direct
 from mlcir.runtime.compile import as_module
 from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
@@ -385,10 +386,13 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     target = Target.parse(target)
     module = as_module(mod)
     specs = [Specialization.of(shapes) for shapes in input_shapes or ()]
-    if specs:
+    if specs or target.kind == "cuda":
         with module.context:
             module = clone_module(module)
-            add_specializations(module, [s.shape_dict() for s in specs])
+            if specs:
+                add_specializations(module, [s.shape_dict() for s in specs])
+    if target.kind == "cuda":
+        keep_direct(module)  # as the CUDA build does (mlcir.driver)
     tasks = extract_tasks(module)
     config = TuneConfig(target, Path(work_dir), max_trials_global=max_trials_global,
                         max_trials_per_task=max_trials_per_task or max_trials_global,

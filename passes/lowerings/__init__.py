@@ -16,6 +16,6 @@ __all__ = ["LoweringContext", "Rule", "lowering", "load_all"]
 def load_all() -> dict[str, Rule]:
     """Import the rule modules (they register themselves) and return the table."""
     from . import (elementwise, linear_algebra, nchwc, nn, packed, pad,  # noqa: F401
-                   reduction, scatter, shape)
+                   reduction, scatter, shape, winograd)
 
     return RULES

@@ -1,0 +1,129 @@
+"""``graph-winograd``: 3x3 stride-1 convolutions in NCHW<c>c as Winograd F(4x4, 3x3).
+
+A dense 3x3 convolution already runs at 90-95% of the machine's FMA peak as direct
+convolution, and so does onnxruntime's (docs/tuning.md, "Fifth round"); the way past that
+roof is fewer multiplications. Winograd's F(4x4, 3x3) (dialects/winograd.py) makes a 4x4
+output tile from a 6x6 input tile with 36 multiplications per channel pair instead of 144:
+
+    conv2d_nchwc(x, w)  ->  winograd_output(matmul(winograd_input(x), U))
+
+- ``U = G g G^T`` of the constant filter is computed here, at compile time, and folded as a
+  constant ``[36, C, K]`` (a packed weight, like graph-pack-weights' panels);
+- ``winograd_input`` makes the 36 left operands ``[36, tiles, C]`` (its own padding, where the
+  convolution still has some after graph-pad-windows, is a copy in its kernel);
+- the 36 matmuls ``[tiles, C] x [C, K]`` are one batched ``graph.matmul`` kernel, scheduled
+  and tuned like any matmul;
+- ``winograd_output`` makes the NCHW<c>c result, which the convolution's epilogue (batch
+  norm, residual add, activation) then reads as it read the convolution's.
+
+Which convolutions: ``conv2d_nchwc`` with a constant 3x3 filter, strides and dilation 1, one
+group, an f32 result whose H and W are multiples of 4 (whole tiles), and at least
+:data:`MIN_CHANNELS` input and output channels (fewer: the transforms cost more than the
+multiplications saved; measured in docs/graph-passes.md). The rounding error grows by about 10x
+over direct convolution's, to about 1e-5 of the result's scale in f32 (measured there too).
+
+Off with the layouts (``mlcir.layout = "none"``) and with ``mlcir.layout = "direct"``
+(``mlcir.build(..., layout="direct")``): blocked layouts and packed weights, direct
+convolution. CUDA builds and their tuning keep convolutions direct (:func:`keep_direct`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from mlcir.dialects import graph
+from mlcir.dialects import winograd as wg
+from mlcir.ir import ops_named
+
+from .constants import constant_array, make_constant
+from .layout_chains import LAYOUT_ATTR, relaid_functions, static_shape
+from .registry import ModulePass, register_pass
+
+__all__ = ["MIN_CHANNELS", "Winograd", "keep_direct", "winograd"]
+
+# Fewest input and output channels a convolution needs for Winograd to pay (measured).
+MIN_CHANNELS = 16
+DIRECT = "direct"
+
+
+def keep_direct(module: ir.Module | ir.Operation) -> None:
+    """Mark ``module`` to keep its convolutions direct (``mlcir.layout = "direct"``) unless it
+    already keeps its layouts: what a CUDA build and its tuning tasks do, since the transforms
+    are CPU vector code in OpenMP loops, which no GPU mapping takes."""
+    root = module.operation if hasattr(module, "operation") else module
+    if LAYOUT_ATTR not in root.attributes:
+        with root.context:
+            root.attributes[LAYOUT_ATTR] = ir.StringAttr.get(DIRECT)
+
+
+def _direct(module: ir.Operation) -> bool:
+    attrs = module.attributes
+    return LAYOUT_ATTR in attrs and ir.StringAttr(attrs[LAYOUT_ATTR]).value == DIRECT
+
+
+def _eligible(op: ir.Operation, attrs: dict) -> bool:
+    x, w = op.operands
+    x_shape, w_shape, y_shape = static_shape(x), static_shape(w), static_shape(op.results[0])
+    if None in (x_shape, w_shape, y_shape):
+        return False
+    if not isinstance(ir.RankedTensorType(op.results[0].type).element_type, ir.F32Type):
+        return False
+    _, cb, kh, kw, ci, co = w_shape
+    channels_in, channels_out = cb * ci, w_shape[0] * co
+    return ((kh, kw) == (wg.KERNEL, wg.KERNEL) and list(attrs["strides"]) == [1, 1]
+            and list(attrs["dilation"]) == [1, 1] and attrs["groups"] == 1
+            and y_shape[2] % wg.TILE == 0 and y_shape[3] % wg.TILE == 0
+            and min(channels_in, channels_out) >= MIN_CHANNELS)
+
+
+def _rewrite(op: ir.Operation, transformed: dict[ir.Value, ir.Value]) -> bool:
+    attrs = graph.OPS["conv2d_nchwc"].read_attrs(op)
+    if not _eligible(op, attrs):
+        return False
+    x, w = op.operands
+    u = transformed.get(w)
+    if u is None:
+        packed = constant_array(w)
+        if packed is None:
+            return False
+        oihw = graph.unpack_filter(packed)
+        k, c = oihw.shape[:2]
+        elem = ir.RankedTensorType(w.type).element_type
+        with ir.InsertionPoint(w.owner), w.owner.location:
+            u = make_constant(wg.filter_transform(oihw),
+                              ir.RankedTensorType.get([wg.ALPHA ** 2, c, k], elem))
+        transformed[w] = u
+    n, kb, h, wd, co = static_shape(op.results[0])
+    with ir.InsertionPoint(op), op.location:
+        tiles = graph.winograd_input(x, padding=list(attrs["padding"]))
+        products = graph.matmul(tiles, u)
+        y = graph.winograd_output(products, tiles=[h // wg.TILE, wd // wg.TILE], block=co)
+    op.results[0].replace_all_uses_with(y)
+    op.erase()
+    return True
+
+
+def winograd(module: ir.Module | ir.Operation) -> int:
+    """Rewrite the eligible 3x3 convolutions of every graph function of ``module`` as Winograd
+    F(4x4, 3x3) (in place, module docstring); returns how many."""
+    root = module.operation if hasattr(module, "operation") else module
+    if _direct(root):
+        return 0
+    transformed: dict[ir.Value, ir.Value] = {}
+    return sum(_rewrite(op, transformed) for fn in relaid_functions(root)
+               for op in ops_named(fn, "graph.conv2d_nchwc"))
+
+
+@register_pass
+@dataclass
+class Winograd(ModulePass):
+    name = "graph-winograd"
+    summary = ("3x3 stride-1 NCHW<c>c convolutions with constant filters as Winograd "
+               "F(4x4, 3x3): input transform, 36 matmuls with the filter transformed at "
+               "compile time, output transform")
+
+    def run(self, module: ir.Module | ir.Operation) -> None:
+        winograd(module)
+
