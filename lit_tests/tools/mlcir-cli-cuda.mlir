@@ -16,7 +16,7 @@
 // KERNELS: linalg.matmul {loop.block = "matmul"
 // KERNELS: loop.block = "relu"
 
-// LLVM: module attributes {gpu.container_module}
+// LLVM: module attributes {gpu.container_module{{.*}}}
 // LLVM-LABEL: llvm.func @main(
 // LLVM: llvm.call @mgpuMemAlloc
 // LLVM: llvm.call @mgpuMemcpy
