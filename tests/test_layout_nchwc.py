@@ -41,7 +41,10 @@ def check(model, inputs, layouts=("packed", "none")) -> None:
         out = mlcir.build(from_onnx(model), layout=layout).main(**inputs)
         outs = out if isinstance(out, (list, tuple)) else [out]
         for got, want in zip(outs, reference):
-            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=layout)
+            # (relative to the result's scale: 3x3 convolutions are Winograd, docs/graph-passes.md)
+            np.testing.assert_allclose(got, want, rtol=1e-4,
+                                       atol=1e-4 * max(1.0, float(np.abs(want).max())),
+                                       err_msg=layout)
 
 
 @pytest.mark.parametrize("model, inputs, expected", [
