@@ -44,7 +44,7 @@ from .registry import ModulePass, register_pass
 __all__ = ["MIN_CHANNELS", "Winograd", "keep_direct", "winograd"]
 
 # Fewest input and output channels a convolution needs for Winograd to pay (measured).
-MIN_CHANNELS = 16
+MIN_CHANNELS = 32
 DIRECT = "direct"
 
 

@@ -40,10 +40,9 @@ def test_weights_are_one_dimensional_llvm_globals(block):
     model, inputs = block
     executable = mlcir.build(from_onnx(model))
     types = _llvm_globals(executable.lowered)
-    # The 16x16x3x3 filters, packed for NCHW16c (graph-layout-nchwc) and transformed for
-    # Winograd F(4x4, 3x3) (graph-winograd) as 36x16x16.
-    weights = {name: t for name, t in types.items() if name.startswith("__constant_36x16x16")}
-    assert weights and all(t == "!llvm.array<9216 x f32>" for t in weights.values()), types
+    # The 16x16x3x3 filters, packed for NCHW16c (graph-layout-nchwc) as 1x1x3x3x16x16.
+    weights = {name: t for name, t in types.items() if name.startswith("__constant_1x1x3x3x16x16")}
+    assert weights and all(t == "!llvm.array<2304 x f32>" for t in weights.values()), types
     expected = om.reference(model, inputs)["y"]
     np.testing.assert_allclose(executable.main(**inputs), expected, rtol=1e-4, atol=1e-4)
 

@@ -109,8 +109,8 @@ def test_the_pass_leaves_other_convolutions_direct(kwargs, why):
 
 
 @pytest.mark.parametrize("channels, out_channels, hw, pads, batch", [
-    (16, 32, 8, 1, 2),     # padded graph input: the padding is winograd_input's own copy
-    (32, 16, (14, 10), 0, 1),  # no padding, H != W (a 12x8 result)
+    (32, 48, 8, 1, 2),     # padded graph input: the padding is winograd_input's own copy
+    (32, 32, (14, 10), 0, 1),  # no padding, H != W (a 12x8 result)
     (64, 64, 16, 1, 1),
 ])
 def test_winograd_convolutions_match_onnxruntime(channels, out_channels, hw, pads, batch):
@@ -145,8 +145,8 @@ def om_bias(model) -> np.ndarray:
     (lambda: om.resnet_basic_block(channels=32, hw=16),
      lambda: om.resnet_basic_block_inputs(channels=32, hw=16)),
     (om.mnist_cnn, om.mnist_cnn_inputs),
-    (lambda: om.resnet50_bottleneck(channels=64, hw=8),
-     lambda: om.resnet50_bottleneck_inputs(channels=64, hw=8)),
+    (lambda: om.resnet50_bottleneck(channels=128, hw=8),
+     lambda: om.resnet50_bottleneck_inputs(channels=128, hw=8)),
 ])
 def test_models_with_winograd_convolutions_match_onnxruntime(make, inputs):
     model, x = make(), inputs()
