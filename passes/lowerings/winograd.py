@@ -8,8 +8,9 @@ Both are written here as vector code over the channel block, not as linalg block
   add, subtract or FMA per nonzero coefficient, none for 0 and no multiply for +-1),
   a transpose of the two tile axes (renaming registers: the ``c`` lanes do not move) and the
   matrix again; the result is one ``vector.transfer_write``;
-- the loops are an ``scf.forall`` over (image, channel block, tile row), run on the OpenMP
-  threads, and an ``scf.for`` along the tile row.
+- the loops are an ``scf.forall`` over tile rows (and images; for the output transform also
+  channel blocks), run on the OpenMP threads, and ``scf.for`` loops along the tile row (and,
+  for the input transform, over the channel blocks).
 
 Upstream's ``linalg.winograd_*_transform`` ops decompose into a small matmul per tile and per
 channel (``linalg::decomposeWinograd*``), scalar code that this layout does not need; a
@@ -98,11 +99,11 @@ def _write(value: ir.Value, dest: ir.Value, indices: list[ir.Value],
 
 
 def _tiles(dest: ir.Value, outer: Sequence[int], offsets, sizes: Sequence[int],
-           count: int, step) -> ir.Value:
-    """``dest`` with every ``(outer..., j < count)`` step written: an ``scf.forall`` over the
+           inner: Sequence[int], step) -> ir.Value:
+    """``dest`` with every ``(outer..., inner...)`` step written: an ``scf.forall`` over the
     ``outer`` ranges whose iteration owns the slice of ``dest`` at ``offsets(ivs)`` of
-    ``sizes``, and an ``scf.for`` over ``j`` that updates that slice with
-    ``step(ivs, j, slice)``."""
+    ``sizes``, and nested ``scf.for`` loops over the ``inner`` ranges that update that slice
+    with ``step(ivs, inner_ivs, slice)``."""
     forall = scf.ForallOp([0] * len(outer), list(outer), [1] * len(outer), shared_outs=[dest])
     body = forall.regions[0].blocks[0]
     ivs, shared = list(body.arguments)[:len(outer)], body.arguments[len(outer)]
@@ -113,14 +114,23 @@ def _tiles(dest: ir.Value, outer: Sequence[int], offsets, sizes: Sequence[int],
                   for o in at]
         dynamic = [o for o in at if not isinstance(o, int)]
         part = b.extract_slice(shared, at, sizes, [1] * rank)
-        loop = scf.ForOp(b.index(0), b.index(count), b.index(1), [part])
-        with ir.InsertionPoint(loop.body):
-            scf.YieldOp([step(ivs, loop.induction_variable, loop.inner_iter_args[0])])
+        written = _nest(part, list(inner), [], lambda js, current: step(ivs, js, current))
         terminator = scf.InParallelOp()
         with ir.InsertionPoint(terminator.regions[0].blocks[0]):
-            tensor.ParallelInsertSliceOp(loop.results[0], shared, dynamic, [], [], static,
+            tensor.ParallelInsertSliceOp(written, shared, dynamic, [], [], static,
                                          list(sizes), [1] * rank)
     return forall.results[0]
+
+
+def _nest(current: ir.Value, counts: list[int], ivs: list[ir.Value], step) -> ir.Value:
+    """``current`` updated by ``step(ivs, current)`` in ``scf.for`` loops over ``counts``."""
+    if not counts:
+        return step(ivs, current)
+    loop = scf.ForOp(b.index(0), b.index(counts[0]), b.index(1), [current])
+    with ir.InsertionPoint(loop.body):
+        scf.YieldOp([_nest(loop.inner_iter_args[0], counts[1:],
+                           ivs + [loop.induction_variable], step)])
+    return loop.results[0]
 
 
 def _scaled(i: ir.Value, factor: int) -> ir.Value:
@@ -137,17 +147,18 @@ def lower_winograd_input(cx: LoweringContext) -> list[ir.Value]:
     a = wg.ALPHA
     view = b.expand(dest, [a, a, n, th, tw, cb * c], [[0, 1], [2, 3, 4], [5]])
 
-    def step(ivs: list[ir.Value], j: ir.Value, part: ir.Value) -> ir.Value:
-        i_n, i_cb, i_th = ivs
+    def step(ivs: list[ir.Value], js: list[ir.Value], part: ir.Value) -> ir.Value:
+        (i_n, i_th), (j, i_cb) = ivs, js
         tile = _read(x, [i_n, i_cb, _scaled(i_th, wg.TILE), _scaled(j, wg.TILE), b.index(0)],
                      [a, a, c], [2, 3, 4])
         zero = b.index(0)
-        return _write(transform_tile(wg.BT, tile), part, [zero, zero, zero, zero, j, zero],
-                      [0, 1, 5])
+        return _write(transform_tile(wg.BT, tile), part,
+                      [zero, zero, zero, zero, j, _scaled(i_cb, c)], [0, 1, 5])
 
-    done = _tiles(view, [n, cb, th],
-                  lambda ivs: [0, 0, ivs[0], ivs[2], 0, _scaled(ivs[1], c)],
-                  [a, a, 1, 1, tw, c], tw, step)
+    # Each iteration writes a tile's 36 rows for every channel block in turn: whole rows of
+    # the 36 outputs, not a 16-channel part of each (measured 98 against 109 us at 1x64x58x58).
+    done = _tiles(view, [n, th], lambda ivs: [0, 0, ivs[0], ivs[1], 0, 0],
+                  [a, a, 1, 1, tw, cb * c], [tw, cb], step)
     return [b.collapse(done, [[0, 1], [2, 3, 4], [5]])]
 
 
@@ -160,8 +171,8 @@ def lower_winograd_output(cx: LoweringContext) -> list[ir.Value]:
     a = wg.ALPHA
     products = b.expand(m, [a, a, n, th, tw, kb * c], [[0, 1], [2, 3, 4], [5]])
 
-    def step(ivs: list[ir.Value], j: ir.Value, part: ir.Value) -> ir.Value:
-        i_n, i_kb, i_th = ivs
+    def step(ivs: list[ir.Value], js: list[ir.Value], part: ir.Value) -> ir.Value:
+        (i_n, i_kb, i_th), (j,) = ivs, js
         tile = _read(products, [b.index(0), b.index(0), i_n, i_th, j, _scaled(i_kb, c)],
                      [a, a, c], [0, 1, 5])
         zero = b.index(0)
@@ -170,4 +181,4 @@ def lower_winograd_output(cx: LoweringContext) -> list[ir.Value]:
 
     return [_tiles(dest, [n, kb, th],
                    lambda ivs: [ivs[0], ivs[1], _scaled(ivs[2], wg.TILE), 0, 0],
-                   [1, 1, wg.TILE, tw * wg.TILE, c], tw, step)]
+                   [1, 1, wg.TILE, tw * wg.TILE, c], [tw], step)]
