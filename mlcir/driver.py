@@ -33,7 +33,8 @@ def _prepare(mod: Any, target: Target, records: Any, schedule: str,
     each kernel scheduled from ``records`` (with the static specialisations they tuned), else
     by the target's default schedule (unless ``schedule`` is ``"none"``). ``layout="none"``
     keeps constant weights and activations in their original layout (``graph-pack-weights``
-    and ``graph-layout-nchwc`` leave the module alone)."""
+    and ``graph-layout-nchwc`` leave the module alone); ``layout="direct"`` and CUDA targets
+    keep convolutions direct (``graph-winograd`` leaves them)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     if layout not in LAYOUTS:
@@ -75,7 +76,9 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     codegen pipeline. ``layout="none"`` keeps constant matmul weights as they are instead of
     packing them into the register tile's panels at compile time (``graph-pack-weights``) and
     convolution chains in NCHW instead of the blocked NCHW<c>c (``graph-layout-nchwc``,
-    docs/graph-passes.md), for experiments.
+    docs/graph-passes.md), for experiments; ``layout="direct"`` keeps both but computes 3x3
+    convolutions directly instead of as Winograd F(4x4, 3x3) (``graph-winograd``), as CUDA
+    builds always do.
     """
     target = Target.parse(target)
     module, prepared = _prepare(mod, target, records, schedule, layout)

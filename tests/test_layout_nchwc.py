@@ -18,21 +18,14 @@ from mlcir.frontend import from_onnx
 from mlcir.passes import run_pipeline
 from mlcir.passes.layout_nchwc import channel_block
 from mlcir.testing import onnx_models as om
+from mlcir.testing.graph_kernels import graph_op_counts
 
 
 def graph_ops(model) -> collections.Counter:
     """The graph ops of ``model`` after folding, the layout pass and dead-code removal."""
     module = from_onnx(model)
     run_pipeline(module, "graph-fold-constants,graph-layout-nchwc,graph-dce")
-    ops: collections.Counter = collections.Counter()
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            ops[op.name[6:]] += 1
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return ops
+    return graph_op_counts(module)
 
 
 def check(model, inputs, layouts=("packed", "none")) -> None:
@@ -216,7 +209,8 @@ def test_channel_blocks():
 @pytest.mark.parametrize("model", [
     om.resnet_block(),                                        # 3x3/1 dense, bias, relu, add
     om.mobilenet_v2_blocks(channels=16, hw=10),               # 1x1, depthwise /1 and /2
-], ids=["resnet_block", "mobilenet_v2"])
+    om.resnet_basic_block(channels=32, hw=16),                # Winograd: the 36 matmuls
+], ids=["resnet_block", "mobilenet_v2", "winograd_basic_block"])
 def test_sampled_schedules_of_the_blocked_kernels_build_and_match(model):
     """The default design space on every blocked kernel (fixed seeds): each sample builds and
     matches the unscheduled kernel, or is refused with a ScheduleError; each kernel gets at
@@ -226,7 +220,7 @@ def test_sampled_schedules_of_the_blocked_kernels_build_and_match(model):
     from mlcir.tune.space import default_schedule, default_space
     from mlcir.tune.tasks import extract_tasks
 
-    # (the basic block's 3x3 convolutions are Winograd: their 36 matmuls are its blocked kernel)
+    # (a Winograd convolution's blocked kernel is its 36 matmuls, graph-winograd)
     tasks = [t for t in extract_tasks(from_onnx(model))
              if "nchwc" in t.name or t.name.startswith("matmul")]
     assert tasks

@@ -6,8 +6,6 @@ relative to direct convolution's."""
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 import pytest
 from mlir import ir
@@ -20,7 +18,7 @@ from mlcir.dialects.opdef import ShapeError
 from mlcir.frontend import from_onnx
 from mlcir.passes import run_pipeline
 from mlcir.testing import onnx_models as om
-from mlcir.testing.graph_kernels import build_graph_function
+from mlcir.testing.graph_kernels import build_graph_function, graph_op_counts
 from mlcir.tune import default_schedule
 from mlcir.tune.tasks import extract_tasks
 
@@ -28,21 +26,14 @@ GRAPH_PASSES = ("graph-fold-constants,graph-layout-nchwc,graph-pack-weights,grap
                 "graph-pad-windows,graph-winograd")
 
 
-def graph_op_counts(model, layout: str | None = None) -> collections.Counter:
+def graph_ops(model, layout: str | None = None):
+    """The graph ops of ``model`` (counted) after the graph passes up to graph-winograd."""
     module = from_onnx(model)
     if layout is not None:
         with module.context:
             module.operation.attributes["mlcir.layout"] = ir.StringAttr.get(layout)
     run_pipeline(module, GRAPH_PASSES)
-    counts: collections.Counter = collections.Counter()
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            counts[op.name[6:]] += 1
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return counts
+    return graph_op_counts(module)
 
 
 def conv_model(channels: int, out_channels: int, hw: int | tuple[int, int], *, stride: int = 1,
@@ -84,11 +75,11 @@ def test_the_pass_rewrites_3x3_stride_1_convolutions_only():
     """ResNet's basic block: both 3x3 convolutions become input transform, matmul and output
     transform; ``layout="direct"`` and ``layout="none"`` keep them direct."""
     model = om.resnet_basic_block(channels=32, hw=16)
-    counts = graph_op_counts(model)
+    counts = graph_ops(model)
     assert counts["conv2d_nchwc"] == 0, counts
     assert counts["winograd_input"] == counts["winograd_output"] == counts["matmul"] == 2, counts
-    assert graph_op_counts(model, "direct")["conv2d_nchwc"] == 2
-    assert graph_op_counts(model, "none")["winograd_input"] == 0
+    assert graph_ops(model, "direct")["conv2d_nchwc"] == 2
+    assert graph_ops(model, "none")["winograd_input"] == 0
 
 
 @pytest.mark.parametrize("kwargs, why", [
@@ -101,7 +92,7 @@ def test_the_pass_leaves_other_convolutions_direct(kwargs, why):
     args = {"channels": 32, "out_channels": 32, **kwargs}
     model, inputs = conv_model(args.pop("channels"), args.pop("out_channels"), args.pop("hw"),
                                **args)
-    counts = graph_op_counts(model)
+    counts = graph_ops(model)
     assert counts["winograd_input"] == 0, why
     (want,) = om.reference(model, inputs).values()
     np.testing.assert_allclose(mlcir.build(from_onnx(model)).main(**inputs), want,
@@ -117,7 +108,7 @@ def test_winograd_convolutions_match_onnxruntime(channels, out_channels, hw, pad
     """Against onnxruntime (direct, f32): the error stays within 20x direct convolution's
     and under 1e-5 of the result's scale."""
     model, inputs = conv_model(channels, out_channels, hw, pads=pads, batch=batch)
-    assert graph_op_counts(model)["winograd_input"] == 1
+    assert graph_ops(model)["winograd_input"] == 1
     (want,) = om.reference(model, inputs).values()
     got = mlcir.build(from_onnx(model)).main(**inputs)
     direct = mlcir.build(from_onnx(model), layout="direct").main(**inputs)
@@ -150,7 +141,7 @@ def om_bias(model) -> np.ndarray:
 ])
 def test_models_with_winograd_convolutions_match_onnxruntime(make, inputs):
     model, x = make(), inputs()
-    assert graph_op_counts(model)["winograd_input"] >= 1
+    assert graph_ops(model)["winograd_input"] >= 1
     (want,) = om.reference(model, x).values()
     for threads in (1, 2):
         got = mlcir.build(from_onnx(model), f"llvm -threads={threads}").main(**x)
@@ -208,3 +199,4 @@ def test_the_kernels_of_a_winograd_convolution():
     assert epilogue, sorted(tasks)
     trace = str(default_schedule(tasks[epilogue[0]].module, "llvm").trace)
     assert "sch.compute_inline" in trace and "sch.vectorize" in trace, trace
+

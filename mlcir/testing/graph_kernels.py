@@ -17,6 +17,7 @@ assertions build); then one JSON line per attempt.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import sys
 import traceback
@@ -124,6 +125,21 @@ def build_graph_function(inputs: list[np.ndarray], body: Body):
             fn.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(types, [result.type]))
     return module
+
+
+def graph_op_counts(module) -> collections.Counter:
+    """How many of each ``graph`` op ``module`` holds, by short name (``conv2d_nchwc``)."""
+    from mlir import ir
+
+    counts: collections.Counter = collections.Counter()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("graph."):
+            counts[op.name[6:]] += 1
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return counts
 
 
 def reference(inputs: list[np.ndarray], body: Body) -> np.ndarray:
