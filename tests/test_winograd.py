@@ -48,7 +48,7 @@ def conv_model(channels: int, out_channels: int, hw: int | tuple[int, int], *, s
              helper.make_node("Relu", ["c"], ["y"])]
     model = om.chain(nodes, [batch, channels, h, w], ["y"], weights)
     inputs = {"x": rng.standard_normal((batch, channels, h, w)).astype(np.float32)}
-    return model, inputs
+    return model, inputs, weights
 
 
 def direct_conv(x: np.ndarray, w: np.ndarray, pads: int) -> np.ndarray:
@@ -90,8 +90,8 @@ def test_the_pass_rewrites_3x3_stride_1_convolutions_only():
 ])
 def test_the_pass_leaves_other_convolutions_direct(kwargs, why):
     args = {"channels": 32, "out_channels": 32, **kwargs}
-    model, inputs = conv_model(args.pop("channels"), args.pop("out_channels"), args.pop("hw"),
-                               **args)
+    model, inputs, _ = conv_model(args.pop("channels"), args.pop("out_channels"),
+                                  args.pop("hw"), **args)
     counts = graph_ops(model)
     assert counts["winograd_input"] == 0, why
     (want,) = om.reference(model, inputs).values()
@@ -107,29 +107,19 @@ def test_the_pass_leaves_other_convolutions_direct(kwargs, why):
 def test_winograd_convolutions_match_onnxruntime(channels, out_channels, hw, pads, batch):
     """Against onnxruntime (direct, f32): the error stays within 20x direct convolution's
     and under 1e-5 of the result's scale."""
-    model, inputs = conv_model(channels, out_channels, hw, pads=pads, batch=batch)
+    model, inputs, weights = conv_model(channels, out_channels, hw, pads=pads, batch=batch)
     assert graph_ops(model)["winograd_input"] == 1
     (want,) = om.reference(model, inputs).values()
     got = mlcir.build(from_onnx(model)).main(**inputs)
     direct = mlcir.build(from_onnx(model), layout="direct").main(**inputs)
     exact = np.maximum(direct_conv(inputs["x"].astype(np.float64),
-                                   om_weight(model).astype(np.float64), pads)
-                       + om_bias(model)[None, :, None, None], 0)
+                                   weights["w"].astype(np.float64), pads)
+                       + weights["b"][None, :, None, None], 0)
     scale = np.abs(exact).max()
     error, direct_error = np.abs(got - exact).max(), np.abs(direct - exact).max()
     assert error <= 1e-5 * scale, (error, scale)
     assert error <= 20 * max(direct_error, 1e-7 * scale), (error, direct_error)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale)
-
-
-def om_weight(model) -> np.ndarray:
-    from onnx import numpy_helper
-    return numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == "w"))
-
-
-def om_bias(model) -> np.ndarray:
-    from onnx import numpy_helper
-    return numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == "b"))
 
 
 @pytest.mark.parametrize("make, inputs", [

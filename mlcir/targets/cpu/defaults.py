@@ -379,7 +379,8 @@ def _inlined_elementwise_chain(kernel: Schedule, threads: int = 1) -> Schedule |
     blocks = list(kernel.state.blocks.values())
     if any(None in block.extents for block in blocks):
         return None  # (the space splits only static loops)
-    if any(op.map_results and op.map_results[-1] not in (None, block.output_map[-1])
+    if any(op.map_results and block.output_map
+           and op.map_results[-1] not in (None, block.output_map[-1])
            for block in blocks for op in block.operands if not op.is_init):
         return None  # a transpose (a layout change): see _channel_block_transpose
     sch = Schedule(kernel.original)
@@ -387,7 +388,7 @@ def _inlined_elementwise_chain(kernel: Schedule, threads: int = 1) -> Schedule |
     for block in blocks:
         if block.op_name == "linalg.fill" or REDUCTION in block.kinds:
             continue
-        consumers = {c.name for c in kernel.state.blocks.values()
+        consumers = {c.name for c in blocks
                      if any(op.producer == block.name and not op.is_init for op in c.operands)}
         if len(consumers) != 1:
             continue
