@@ -51,13 +51,12 @@ for _name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # before numpy loads (M
     os.environ.pop(_name, None)
 
 import numpy as np  # noqa: E402
-from mlir import ir  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import mlcir  # noqa: E402
 from mlcir.frontend import from_onnx  # noqa: E402
-from mlcir.passes.layout_chains import LAYOUT_ATTR  # noqa: E402
+from mlcir.passes.layout_chains import set_module_layout  # noqa: E402
 from mlcir.testing import blas, timing  # noqa: E402
 from mlcir.testing import onnx_models as om  # noqa: E402
 from mlcir.tune.tasks import extract_tasks  # noqa: E402
@@ -129,9 +128,7 @@ def bench_model(name: str, threads: int, trials: int) -> dict:
         try:
             start = time.perf_counter()
             module = from_onnx(model)
-            if LAYOUT != "packed":
-                with module.context:
-                    module.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get(LAYOUT)
+            set_module_layout(module, LAYOUT)
             db = mlcir.tune.tune_module(module, target=target, work_dir=work,
                                         max_trials_global=trials, num_trials_per_iter=8,
                                         verbose=0)
@@ -176,9 +173,7 @@ def model_tasks(name: str, layout: str = "packed") -> list[Any]:
     """The kernels of model ``name`` built with ``layout`` (imported and extracted once per
     process)."""
     module = from_onnx(MODELS[name]()[0])
-    if layout != "packed":
-        with module.context:
-            module.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get(layout)
+    set_module_layout(module, layout)
     return extract_tasks(module)
 
 

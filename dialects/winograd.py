@@ -58,7 +58,7 @@ def matrix(rows: Sequence[Sequence[object]]) -> np.ndarray:
 
 def combine(coefficients: Sequence[object], terms: Sequence[V], add: Callable[[V, V], V],
             sub: Callable[[V, V], V], scale: Callable[[V, float], V],
-            multiply_add: Callable[[V, float, V], V] | None = None) -> V:
+            multiply_add: Callable[[V, float, V], V]) -> V:
     """``sum(c * t)`` over the nonzero coefficients, with adds and subtractions for +-1 and
     ``multiply_add(t, c, partial)`` (one FMA) for the others: how the lowering builds each row
     of a transform (no multiplication by 0 or 1)."""
@@ -73,10 +73,8 @@ def combine(coefficients: Sequence[object], terms: Sequence[V], add: Callable[[V
             result = add(result, t)
         elif c == -1:
             result = sub(result, t)
-        elif multiply_add is not None:
-            result = multiply_add(t, c, result)
         else:
-            result = add(result, scale(t, c))
+            result = multiply_add(t, c, result)
     assert result is not None, "a transform row with no nonzero coefficient"
     return result
 

@@ -185,15 +185,15 @@ def _records(path: str | None) -> Any:
 def _kernels(module: Any, records: Any, target: Any, schedule: str, layout: str) -> Any:
     """The loop-level kernels the build sees (each scheduled by its record or its default), on
     a copy."""
-    from mlir import ir
-
     from mlcir.ir import clone_module
-    from mlcir.passes.pack_weights import LAYOUT_ATTR
+    from mlcir.passes.layout_chains import set_module_layout
+    from mlcir.passes.winograd import target_layout
+    from mlcir.target import Target
     from mlcir.tune.apply import schedule_kernels
 
     with module.context:
         kernels = clone_module(module)
-        kernels.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get(layout)
+        set_module_layout(kernels, target_layout(layout, Target.parse(target).kind))
         schedule_kernels(kernels, target, records, defaults=schedule == "default")
     return kernels
 

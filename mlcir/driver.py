@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mlir import ir
 
 from mlcir.runtime import Executable
 from mlcir.runtime.compile import PreparedModule, as_module, prepare
@@ -46,15 +45,12 @@ def _prepare(mod: Any, target: Target, records: Any, schedule: str,
         from mlcir.tune.apply import with_specializations
 
         prepared = prepare(with_specializations(module, records))
+    from mlcir.passes.layout_chains import set_module_layout
+    from mlcir.passes.winograd import target_layout
+
+    layout = target_layout(layout, target.kind)
     if layout != "packed":
-        from mlcir.passes.pack_weights import LAYOUT_ATTR
-
-        with prepared.work.context:
-            prepared.work.operation.attributes[LAYOUT_ATTR] = ir.StringAttr.get(layout)
-    if target.kind == "cuda":
-        from mlcir.passes.winograd import keep_direct
-
-        keep_direct(prepared.work)
+        set_module_layout(prepared.work, layout)
     if records is not None or schedule == "default":
         from mlcir.tune.apply import schedule_kernels
 

@@ -9,7 +9,9 @@ to the original shape ends the chain. So ``graph-fuse-ops`` still fuses the epil
 anchor's kernel, and back-to-back layout changes never appear inside a chain.
 
 ``mlcir.layout = "none"`` on a module turns the layout passes off (:func:`layout_disabled`;
-:func:`relaid_functions` are the functions they change).
+:func:`relaid_functions` are the functions they change); ``"direct"`` turns off
+``graph-winograd`` only. :func:`module_layout` reads the attribute, :func:`set_module_layout`
+sets it.
 """
 
 from __future__ import annotations
@@ -32,10 +34,23 @@ CHAIN_PATTERNS = ("elementwise", "broadcast")
 OperandShape = Callable[[list[int], list[int]], "list[int] | None"]
 
 
+def module_layout(module: ir.Module | ir.Operation) -> str:
+    """The layout ``module`` asks for (``mlcir.layout``): ``"packed"`` unless set, else
+    ``"direct"`` or ``"none"`` (``mlcir.build``'s ``layout``)."""
+    attrs = (module.operation if hasattr(module, "operation") else module).attributes
+    return ir.StringAttr(attrs[LAYOUT_ATTR]).value if LAYOUT_ATTR in attrs else "packed"
+
+
+def set_module_layout(module: ir.Module | ir.Operation, layout: str) -> None:
+    """Ask the graph passes for ``layout`` on ``module`` (in place)."""
+    root = module.operation if hasattr(module, "operation") else module
+    with root.context:
+        root.attributes[LAYOUT_ATTR] = ir.StringAttr.get(layout)
+
+
 def layout_disabled(module: ir.Operation) -> bool:
     """Whether ``module`` asks to keep its original layouts (``mlcir.layout = "none"``)."""
-    attrs = module.attributes
-    return LAYOUT_ATTR in attrs and ir.StringAttr(attrs[LAYOUT_ATTR]).value == "none"
+    return module_layout(module) == "none"
 
 
 def relaid_functions(module: ir.Module | ir.Operation) -> list[ir.Operation]:

@@ -24,7 +24,7 @@ over direct convolution's, to about 1e-5 of the result's scale in f32 (measured 
 
 Off with the layouts (``mlcir.layout = "none"``) and with ``mlcir.layout = "direct"``
 (``mlcir.build(..., layout="direct")``): blocked layouts and packed weights, direct
-convolution. CUDA builds and their tuning keep convolutions direct (:func:`keep_direct`).
+convolution. CUDA builds and their tuning keep convolutions direct (:func:`target_layout`).
 """
 
 from __future__ import annotations
@@ -38,29 +38,22 @@ from mlcir.dialects import winograd as wg
 from mlcir.ir import ops_named
 
 from .constants import constant_array, make_constant
-from .layout_chains import LAYOUT_ATTR, relaid_functions, static_shape
+from .layout_chains import module_layout, relaid_functions, static_shape
 from .registry import ModulePass, register_pass
 
-__all__ = ["MIN_CHANNELS", "Winograd", "keep_direct", "winograd"]
+__all__ = ["MIN_CHANNELS", "Winograd", "target_layout", "winograd"]
 
 # Fewest input and output channels a convolution needs for Winograd to pay (measured).
 MIN_CHANNELS = 32
 DIRECT = "direct"
 
 
-def keep_direct(module: ir.Module | ir.Operation) -> None:
-    """Mark ``module`` to keep its convolutions direct (``mlcir.layout = "direct"``) unless it
-    already keeps its layouts: what a CUDA build and its tuning tasks do, since the transforms
-    are CPU vector code in OpenMP loops, which no GPU mapping takes."""
-    root = module.operation if hasattr(module, "operation") else module
-    if LAYOUT_ATTR not in root.attributes:
-        with root.context:
-            root.attributes[LAYOUT_ATTR] = ir.StringAttr.get(DIRECT)
-
-
-def _direct(module: ir.Operation) -> bool:
-    attrs = module.attributes
-    return LAYOUT_ATTR in attrs and ir.StringAttr(attrs[LAYOUT_ATTR]).value == DIRECT
+def target_layout(layout: str, target_kind: str) -> str:
+    """The layout a build for ``target_kind`` uses when asked for ``layout``: CUDA keeps
+    convolutions direct (``"packed"`` becomes ``"direct"``), since the transforms are CPU
+    vector code in OpenMP loops, which no GPU mapping takes. The build, its ``--dump-mlir``
+    kernels and tuning all ask here, so they see the same kernels."""
+    return DIRECT if target_kind == "cuda" and layout == "packed" else layout
 
 
 def _eligible(op: ir.Operation, attrs: dict) -> bool:
@@ -109,7 +102,7 @@ def winograd(module: ir.Module | ir.Operation) -> int:
     """Rewrite the eligible 3x3 convolutions of every graph function of ``module`` as Winograd
     F(4x4, 3x3) (in place, module docstring); returns how many."""
     root = module.operation if hasattr(module, "operation") else module
-    if _direct(root):
+    if module_layout(root) == DIRECT:
         return 0
     transformed: dict[ir.Value, ir.Value] = {}
     return sum(_rewrite(op, transformed) for fn in relaid_functions(root)

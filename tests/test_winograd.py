@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mlir import ir
 from onnx import helper
 
 import mlcir
@@ -17,6 +16,7 @@ from mlcir.dialects import winograd as wg
 from mlcir.dialects.opdef import ShapeError
 from mlcir.frontend import from_onnx
 from mlcir.passes import run_pipeline
+from mlcir.passes.layout_chains import set_module_layout
 from mlcir.testing import onnx_models as om
 from mlcir.testing.graph_kernels import build_graph_function, graph_op_counts
 from mlcir.tune import default_schedule
@@ -30,8 +30,7 @@ def graph_ops(model, layout: str | None = None):
     """The graph ops of ``model`` (counted) after the graph passes up to graph-winograd."""
     module = from_onnx(model)
     if layout is not None:
-        with module.context:
-            module.operation.attributes["mlcir.layout"] = ir.StringAttr.get(layout)
+        set_module_layout(module, layout)
     run_pipeline(module, GRAPH_PASSES)
     return graph_op_counts(module)
 
@@ -190,3 +189,19 @@ def test_the_kernels_of_a_winograd_convolution():
     trace = str(default_schedule(tasks[epilogue[0]].module, "llvm").trace)
     assert "sch.compute_inline" in trace and "sch.vectorize" in trace, trace
 
+
+
+def test_cuda_builds_and_their_kernels_keep_convolutions_direct():
+    """The transforms are CPU OpenMP code: a CUDA target asks for ``direct`` where the CPU
+    gets Winograd, and the kernels ``mlcir compile --dump-mlir kernels`` shows for it agree."""
+    from mlcir.cli import _kernels
+    from mlcir.passes.winograd import target_layout
+
+    assert target_layout("packed", "cuda") == "direct"
+    assert target_layout("none", "cuda") == "none"
+    assert target_layout("packed", "llvm") == "packed"
+    module = from_onnx(om.resnet_basic_block(channels=32, hw=16))
+    cpu = str(_kernels(module, None, "llvm", "default", "packed"))
+    cuda = str(_kernels(module, None, "cuda", "default", "packed"))
+    assert "@winograd_input" in cpu and "@winograd_input" not in cuda
+    assert "conv2d_nchwc" in cuda
