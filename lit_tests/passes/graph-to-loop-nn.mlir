@@ -107,33 +107,48 @@ func.func @reversed(%x: tensor<2x8x16xf32>) -> tensor<2x4x16xf32> {
 // CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
 // CHECK: arith.addf %{{.*}}, %[[P]] fastmath<contract> : f32
 
-// Max pooling pads with -inf; ceil mode pads one more row at the bottom (10 -> 11) and the width
-// stride one more column (12, two phases of 6). The input is read through the view
-// [.., 6, 2]: tap kw = 2 * kq + kr, and a mask leaves out (kq, kr) = (1, 1), past the 3-wide
-// window (no copy of the input).
+// Max pooling reads no padded copy: each rectangle of outputs whose windows keep the same
+// in-bounds taps is a pooling of its own (ceil mode: the last row and column keep two rows /
+// columns of taps), the interior first. The strided ones read the view [.., 5, 2] of the
+// input: tap kw = 2 * kq + kr, and a mask leaves out (kq, kr) = (1, 1), past the 3-wide
+// window. A rectangle one column wide is a named pooling of a slice.
 // CHECK-LABEL: func.func private @max_pool2d(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x4x10x10xf32>, %[[OUT:[^:]*]]: tensor<1x4x5x5xf32>)
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: linalg.fill {loop.block = "pad_init", {{.*}}} ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x4x1x12xf32>)
-// CHECK: linalg.fill {loop.block = "pad_init_1", {{.*}}} ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x4x10x2xf32>)
-// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 4, 10, 10]
-// CHECK: linalg.copy {{{.*}}loop.block = "pad"
-// CHECK: linalg.fill {loop.block = "max_pool2d_init", {{.*}}} ins(%[[NINF]] : f32)
-// CHECK: %[[VIEW:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 4, 11, 6, 2]
+// CHECK-NOT: loop.block = "pad
+// CHECK: %[[PART:.*]] = tensor.extract_slice %[[OUT]][0, 0, 0, 0] [1, 4, 4, 4]
+// CHECK: %[[INIT:.*]] = linalg.fill {loop.block = "max_pool2d_init", {{.*}}} ins(%[[NINF]] : f32) outs(%[[PART]] : tensor<1x4x4x4xf32>)
+// CHECK: %[[VIEW:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 4, 10, 5, 2]
+// CHECK: %[[RECT:.*]] = tensor.extract_slice %[[VIEW]][0, 0, 0, 0, 0] [1, 4, 9, 5, 2]
 // CHECK: %[[MASK:.*]] = arith.constant dense<{{\[}}{{\[}}[1, 1], [1, 0]], {{.*}}> : tensor<3x2x2xi8>
-// CHECK: linalg.generic {indexing_maps = [#[[$POOL_X]], #[[$POOL_TAPS]], #[[$GROUPED_O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[VIEW]], %[[MASK]] : tensor<1x4x11x6x2xf32>, tensor<3x2x2xi8>) {{.*}} attrs = {loop.block = "max_pool2d"
+// CHECK: %[[INNER:.*]] = linalg.generic {indexing_maps = [#[[$POOL_X]], #[[$POOL_TAPS]], #[[$GROUPED_O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[RECT]], %[[MASK]] : tensor<1x4x9x5x2xf32>, tensor<3x2x2xi8>) outs(%[[INIT]] : tensor<1x4x4x4xf32>) attrs = {loop.block = "max_pool2d"
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[NINF]]
 // CHECK: arith.maxnumf
+// CHECK: %[[DONE:.*]] = tensor.insert_slice %[[INNER]] into %[[OUT]][0, 0, 0, 0] [1, 4, 4, 4]
+// CHECK: tensor.extract_slice %[[DONE]][0, 0, 0, 4] [1, 4, 4, 1]
+// CHECK: linalg.fill {loop.block = "max_pool2d_1_init"
+// CHECK: %[[COLUMN:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 8] [1, 4, 9, 2]
+// CHECK: linalg.pooling_nchw_max {{{.*}}loop.block = "max_pool2d_1", {{.*}}strides = dense<2> : tensor<2xi64>} ins(%[[COLUMN]], %{{.*}} : tensor<1x4x9x2xf32>, tensor<3x2xf32>)
+// CHECK: tensor.extract_slice %[[VIEW]][0, 0, 8, 0, 0] [1, 4, 2, 5, 2]
+// CHECK: loop.block = "max_pool2d_2"
+// CHECK: tensor.extract_slice %[[X]][0, 0, 8, 8] [1, 4, 2, 2]
+// CHECK: loop.block = "max_pool2d_3"
+// CHECK-NOT: loop.block
 
-// Average pooling: window sums, then a divide by the counted taps (a [OH, OW] table here:
-// count_include_pad = 0 with padding).
+// Average pooling: window sums (padded by one: the interior's taps start one column early,
+// kw = 2 * kq + kr - 1, so the mask leaves out (0, 0)) into the result, then a divide there
+// in place by the counted taps (a [OH, OW] table here: count_include_pad = 0 with padding).
 // CHECK-LABEL: func.func private @avg_pool2d(
 // CHECK-SAME: %[[OUT:[^:]*]]: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
-// CHECK: linalg.copy {{{.*}}loop.block = "pad"
+// CHECK-NOT: loop.block = "pad
 // CHECK: linalg.fill {loop.block = "sum_pool_init"
-// CHECK: %[[SUMS:.*]] = linalg.generic {{.*}} attrs = {loop.block = "sum_pool"
+// CHECK: arith.constant dense<{{\[}}{{\[}}[0, 1], [1, 1]], {{.*}}> : tensor<3x2x2xi8>
+// CHECK: linalg.generic {{.*}} attrs = {loop.block = "sum_pool"
 // CHECK: arith.addf
+// CHECK: loop.block = "sum_pool_3"
+// CHECK: %[[SUMS:.*]] = tensor.insert_slice
 // CHECK: %[[DIV:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00, {{.*}}9.000000e+00]]> : tensor<5x5xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[$ID4]], #[[$HW]], #[[$ID4]]], {{.*}}} ins(%[[SUMS]], %[[DIV]] : {{.*}}) outs(%[[OUT]] : tensor<1x4x5x5xf32>) attrs = {loop.block = "avg_pool2d"
+// CHECK: linalg.generic {indexing_maps = [#[[$HW]], #[[$ID4]]], {{.*}}} ins(%[[DIV]] : {{.*}}) outs(%[[SUMS]] : tensor<1x4x5x5xf32>) attrs = {loop.block = "avg_pool2d"
 // CHECK: arith.divf
 
 // Softmax: max reduction, exp(x - max), sum reduction, divide (the schedule's softmax form).

@@ -73,14 +73,14 @@ show("conv2d", kernels.conv2d(1, 8, 16, 16, 16, 3, 3)[0])
 # CHECK: loop.name = "conv.i_0_j_0_k_0_l_0_fused"
 
 # CHECK-LABEL: TEST: softmax
-show("softmax", kernels.softmax(32, 128)[0])
+show("softmax", kernels.softmax(256, 128)[0])  # big enough to run parallel
 # exp is inlined into its consumers (the sum reduction and the normalisation).
 # CHECK: def apply_trace(sch: mlcir.Schedule) -> None:
 # CHECK-NEXT: b0 = sch.get_block(name="exp", func_name="main")
 # CHECK-NEXT: sch.compute_inline(block=b0)
 # CHECK-NEXT: b1 = sch.get_block(name="max", func_name="main")
 # CHECK-NEXT: l2, l3 = sch.get_loops(block=b1)
-# CHECK-NEXT: v4, v5, v6 = sch.sample_perfect_tile(loop=l2, n=3, max_innermost_factor=64, decision=[4, 2, 4])
+# CHECK-NEXT: v4, v5, v6 = sch.sample_perfect_tile(loop=l2, n=3, max_innermost_factor=64, decision=[8, 8, 4])
 # CHECK-NEXT: l7, l8, l9 = sch.split(loop=l2, factors=[v4, v5, v6])
 # CHECK-NEXT: v10, v11 = sch.sample_perfect_tile(loop=l3, n=2, max_innermost_factor=256, decision=[64, 2])
 # CHECK-NEXT: l12, l13 = sch.split(loop=l3, factors=[v10, v11])
@@ -92,7 +92,7 @@ show("softmax", kernels.softmax(32, 128)[0])
 # CHECK-NEXT: b16 = sch.get_block(name="norm", func_name="main")
 # CHECK-NEXT: b17 = sch.get_block(name="sum", func_name="main")
 # CHECK-NEXT: l18, l19 = sch.get_loops(block=b17)
-# CHECK-NEXT: v20, v21, v22 = sch.sample_perfect_tile(loop=l18, n=3, max_innermost_factor=64, decision=[8, 2, 2])
+# CHECK-NEXT: v20, v21, v22 = sch.sample_perfect_tile(loop=l18, n=3, max_innermost_factor=64, decision=[32, 1, 8])
 # CHECK-NEXT: l23, l24, l25 = sch.split(loop=l18, factors=[v20, v21, v22])
 # CHECK-NEXT: v26, v27 = sch.sample_perfect_tile(loop=l19, n=2, max_innermost_factor=256, decision=[128, 1])
 # CHECK-NEXT: l28, l29 = sch.split(loop=l19, factors=[v26, v27])

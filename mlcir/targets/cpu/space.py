@@ -51,6 +51,11 @@ REGISTER_ROWS_MAX = 8      # rows of the register tile (AVX-512: 32 zmm register
 VECTOR_COLUMNS_MAX = 64    # columns of the register tile (4 zmm of f32)
 CACHE_REDUCTION_MAX = 256  # the reduction tile around the register tile
 VECTOR_ELEMENTS_MAX = 512  # a vectorized transpose tile
+# A reduction block with fewer iterations runs serial in a parallel kernel: its share of the
+# work saves less than an OpenMP fork/join costs (~4 us, targets/cpu/defaults.py). A 3x3/2
+# max pooling of 64 x 56 x 56 has border rectangles of 64 x 27 x 6 iterations; with them
+# parallel it took 47 us on two threads against 34 on one.
+PARALLEL_ITERATIONS_MIN = 1 << 15
 
 
 def _vector_dims(block: Block) -> list[int]:
@@ -76,6 +81,14 @@ def _vector_dims(block: Block) -> list[int]:
         # block alone in the lanes, each output column a tile of its own.
         return dims[1:]
     return dims
+
+
+def scalar_by_design(block: Block) -> bool:
+    """Whether ``block`` is a window whose vector dims are all unit (a pooling's one-column
+    rectangle at a padded border, lowerings/nn.py): it stays scalar, and a kernel with one
+    keeps its default schedule. (Other blocks left unvectorized send the kernel back to
+    LLVM: a full reduction to a scalar vectorizes better there.)"""
+    return bool(block.window) and not _vector_dims(block)
 
 
 def _pooled_channel(block: Block, channel: int) -> bool:
@@ -229,7 +242,8 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int,
     if threads > 1 and len(s_outer) > 1:
         attach = sch.fuse(*s_outer)
         s_outer = [attach]
-    if threads > 1 and s_outer and sch.get(s_outer[0]).extent > 1:
+    if threads > 1 and s_outer and sch.get(s_outer[0]).extent > 1 and \
+            math.prod(e or PARALLEL_ITERATIONS_MIN for e in block.extents) >= PARALLEL_ITERATIONS_MIN:
         sch.parallel(s_outer[0])
     if r_outer and not reduction_first:
         attempt(sch.decompose_reduction, rv, r_outer[0])
