@@ -10,7 +10,9 @@ time, where NCHW stays 20% to 2.4x behind). The layout is chosen once for the gr
   compile time (``[O/co, C/ci, KH, KW, ci, co]``, folded as a constant); a depthwise one reads
   ``[C/c, 1, KH, KW, 1, c]``, its channel block in the lanes. Blocks of 16 channels, else 8
   (24, 40 channels); a first layer reading fewer channels than a block (an image's 3) stays
-  NCHW, measured faster there (docs/tuning.md);
+  NCHW, measured faster there (docs/tuning.md), and so does a pointwise convolution that
+  alone reads an NCHW value, into no more channels (:func:`_pointwise_stays_nchw`: a matmul
+  over ``H*W`` as fast as the blocked one, without the layout change of its larger input);
 - elementwise and broadcast ops (bias, batch-norm's scale and shift, activations, a
   residual add) with a blocked operand follow in the blocked layout, constant operands
   rearranged at compile time; ``max_pool2d`` of a blocked tensor becomes ``max_pool2d_nchwc``,
@@ -56,6 +58,21 @@ def layout_nchwc(module: ir.Module | ir.Operation) -> int:
     """Put the convolution chains of every graph function of ``module`` in NCHW<c>c (in
     place, module docstring); returns how many ops now run blocked."""
     return sum(_Converter().run(fn) for fn in relaid_functions(module))
+
+
+def _pointwise_stays_nchw(x: ir.Value, x_shape: list[int], w_shape: tuple[int, ...],
+                          attrs: dict) -> bool:
+    """Whether a convolution of the NCHW value ``x`` stays NCHW: a pointwise one (1x1,
+    stride 1, no padding, one group) that alone reads ``x``, into no more channels than it
+    reads, over whole 16-wide vectors of ``H*W``. NCHW, it is the matmul over ``H*W`` its
+    lowering makes (nn.py), as fast as the blocked convolution (256 -> 64 channels at
+    56 x 56: 955 against 993 us on one thread); blocked, its input would change layout first
+    (81 us for those 3.2 MB), where a blocked reader of its result changes the smaller result's
+    layout instead (0.8 MB) and an NCHW reader (a graph output) none."""
+    o, c, kh, kw = w_shape
+    return ((kh, kw) == (1, 1) and list(attrs["strides"]) == [1, 1]
+            and not any(attrs["padding"]) and attrs["groups"] == 1 and o <= c
+            and x_shape[2] * x_shape[3] % 16 == 0 and len(list(x.uses)) == 1)
 
 
 @dataclass
@@ -113,6 +130,8 @@ class _Converter:
             return None
         if x in self.blocked:
             in_block = self.blocked[x][1]
+        elif _pointwise_stays_nchw(x, x_shape, w_array.shape, attrs):
+            return None
         else:
             # An input of fewer channels than a block (an image's 3) stays NCHW: the 7x7/2
             # stem ran at 102 GFLOPS in NCHW, 60 as one block of 3 (docs/tuning.md).

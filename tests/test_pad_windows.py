@@ -156,7 +156,9 @@ def test_padding_stays_where_moving_it_does_not_pay():
     counts, ops, _ = graph_ops(model)
     # Only the 3x3 convolution, whose input (the add) it alone reads, reads a pad_window.
     assert counts["pad_window"] == 1, counts
-    assert padding_of(ops, "conv2d_nchwc") == [[0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]]
+    # (the first 1x1 convolution, alone reading the NCHW input, stays NCHW: graph-layout-nchwc)
+    assert padding_of(ops, "conv2d") == [[0, 0, 0, 0]]
+    assert padding_of(ops, "conv2d_nchwc") == [[1, 1, 1, 1], [0, 0, 0, 0]]
     assert padding_of(ops, "max_pool2d_nchwc") == [[0, 0, 1, 1]]
     check(model, {"x": rng.standard_normal((1, 16, 8, 8)).astype(np.float32)})
 

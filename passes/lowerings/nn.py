@@ -275,6 +275,8 @@ def lower_conv2d(cx: LoweringContext) -> list[ir.Value]:
         name = cx.block_name("conv2d")
         init = b.fill(cx.block_name(f"{name.value}_init"), zero, dest)
         return [_grouped_conv(name, padded, w, init, (sh, sw), (dh, dw), groups)]
+    if b.shape_of(w)[2:] == [1, 1] and (sh, sw) == (1, 1) and not any(cx.attrs["padding"]):
+        return [_pointwise_conv(cx, x, w, dest, zero)]
     window = Window(tuple(b.shape_of(w)[2:]), (sh, sw), (dh, dw), b.shape_of(dest)[3])
     phases = _phases(cx, padded_for(cx, x, cx.attrs["padding"], window, zero), window)
 
@@ -286,6 +288,31 @@ def lower_conv2d(cx: LoweringContext) -> list[ir.Value]:
         return result
 
     return [accumulate_phases(cx, "conv2d", zero, dest, phases, build)]
+
+
+def _pointwise_conv(cx: LoweringContext, x: ir.Value, w: ir.Value, dest: ir.Value,
+                    zero: ir.Value) -> ir.Value:
+    """A 1x1 convolution of stride 1 without padding as the matmul it is: one generic over
+    ``(n, o, p, c)`` on the views ``x [N, C, H*W]``, ``w [O, C]`` and ``dest [N, O, H*W]``, so
+    the register tile's columns run along the merged ``H*W`` (a row of 56 gives no 16-wide
+    vector: 8 x 8 tiles, 1556 us on one thread for 256 -> 64 channels at 56 x 56 against
+    N us as a matmul)."""
+    n, c, h, wd = b.shape_of(x)
+    o = b.shape_of(w)[0]
+    dynamic = [b.dim(x, 0)] if n is None else []
+    rows = b.collapse(x, [[0], [1], [2, 3]])
+    filters = b.collapse(w, [[0], [1, 2, 3]])
+    out = b.collapse(dest, [[0], [1], [2, 3]])
+    name = cx.block_name("conv2d")
+    init = b.fill(cx.block_name(f"{name.value}_init"), zero, out)
+    dn, do, dp, dc = (ir.AffineDimExpr.get(i) for i in range(4))
+    # the filter first, as operand and as factor: the contraction's outer products then
+    # broadcast its column and stream rows of x (with x first they ran along the 8 output
+    # channels: 7.5 ms)
+    maps = [b.dims_map(4, m) for m in ([do, dc], [dn, dc, dp], [dn, do, dp])]
+    result = b.generic(name, [filters, rows], [init], maps, [b.PARALLEL] * 3 + [b.REDUCTION],
+                       lambda k, a, acc: b.multiply_add(k, a, acc))[0]
+    return b.expand(result, [n, o, h, wd], [[0], [1], [2, 3]], dynamic=dynamic)
 
 
 def _grouped_conv(name: ir.StringAttr, x: ir.Value, w: ir.Value, init: ir.Value,
