@@ -4,8 +4,8 @@
                             [--trials 64] [--threads 1] [--layout packed|none]
 
 The ops ending in ``_r50``, ``_mbv2``, ``stem7x7_s2`` and ``global_avgpool`` are issue 14's
-per-op set at ResNet-50 / MobileNetV2 sizes; the matmuls with a constant right operand of that
-set are in bench/layouts.py.
+per-op set at ResNet-50 / MobileNetV2 sizes; its matmuls with a constant right operand
+(``mm<M>_<K>x<N>``) are bench/layouts.py's, here so that they can be tuned too.
 
 Each op is a one-node ONNX model (mlcir.testing.onnx_models.single_op, fixed seeds) measured
 as bench/models.py measures a model: output checked against onnxruntime, then, timed in turns
@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+import layouts  # noqa: E402
 import models as model_bench
 from mlcir.testing import onnx_models
 
@@ -74,6 +75,8 @@ OPS = {
     "dwconv_s2_mbv2": lambda: conv(144, 144, 56, 3, 2, groups=144),
     "maxpool_r50": lambda: pool("MaxPool", 64, 112, 3, 2),
     "global_avgpool": lambda: global_avgpool(2048, 7),
+    # ... and its matmuls with a constant right operand (bench/layouts.py's, here to be tuned).
+    **{name: case for name, case in layouts.CASES.items() if name.startswith("mm")},
 }
 
 
