@@ -26,8 +26,7 @@ from mlir.dialects import memref
 
 from .registry import ModulePass, register_pass
 
-_RESHAPES = {"memref.expand_shape": "memref.collapse_shape",
-             "memref.collapse_shape": "memref.expand_shape"}
+_RESHAPES = ("memref.expand_shape", "memref.collapse_shape")
 
 
 @register_pass
@@ -60,30 +59,38 @@ def _users(value: ir.Value) -> list[ir.Operation]:
     return [use.owner for use in value.uses]
 
 
+def _defining_op(value: ir.Value) -> ir.Operation | None:
+    """The operation that defines ``value``; None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _function_argument(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Block) and owner.owner.operation.name == "func.func"
+
+
 def write_in_place(copy: ir.Operation) -> bool:
     """Remove ``copy`` (``memref.copy %view, %out``, ``%view`` one or more reshapes of a
     temporary) by making the temporary the inverse reshapes of ``%out``; False (nothing
     changed) unless the module docstring's conditions hold."""
     source, target = copy.operands
-    if not isinstance(target.owner, ir.Block) or len(_users(target)) != 1:
+    if not _function_argument(target) or len(_users(target)) != 1:
         return False  # not an argument, or the function reads or writes it elsewhere
     target_type = ir.MemRefType(target.type)
     if not _identity_layout(target_type) or not target_type.has_static_shape:
         return False
     chain: list[ir.Operation] = []  # the reshapes from the temporary to the copied view
     value = source
-    while True:
-        owner = value.owner
-        owner = owner.operation if hasattr(owner, "operation") else owner
-        if not isinstance(owner, ir.Operation) or owner.name not in _RESHAPES \
-                or len(_users(value)) != 1:
-            break
-        chain.insert(0, owner)
-        value = owner.operands[0]
-    alloc = value.owner
-    alloc = alloc.operation if hasattr(alloc, "operation") else alloc
-    if not chain or not isinstance(alloc, ir.Operation) or alloc.name != "memref.alloc" \
-            or len(alloc.operands) or not _identity_layout(ir.MemRefType(value.type)):
+    while (reshape := _defining_op(value)) is not None and reshape.name in _RESHAPES \
+            and len(_users(value)) == 1:
+        chain.insert(0, reshape)
+        value = reshape.operands[0]
+    alloc = _defining_op(value)
+    if not chain or alloc is None or alloc.name != "memref.alloc" or len(alloc.operands) \
+            or not _identity_layout(ir.MemRefType(value.type)):
         return False
     temporary = value
     deallocs = [u for u in _users(temporary) if u.name == "memref.dealloc"]
