@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import layouts  # noqa: E402
+import layouts
 import models as model_bench
 from mlcir.testing import onnx_models
 

@@ -60,6 +60,9 @@ def layout_nchwc(module: ir.Module | ir.Operation) -> int:
     return sum(_Converter().run(fn) for fn in relaid_functions(module))
 
 
+POINTWISE_COLUMNS = 16  # H*W in whole AVX-512 vectors of f32: the NCHW matmul's columns
+
+
 def _pointwise_stays_nchw(x: ir.Value, x_shape: list[int], w_shape: tuple[int, ...],
                           attrs: dict) -> bool:
     """Whether a convolution of the NCHW value ``x`` stays NCHW: a pointwise one (1x1,
@@ -72,7 +75,7 @@ def _pointwise_stays_nchw(x: ir.Value, x_shape: list[int], w_shape: tuple[int, .
     o, c, kh, kw = w_shape
     return ((kh, kw) == (1, 1) and list(attrs["strides"]) == [1, 1]
             and not any(attrs["padding"]) and attrs["groups"] == 1 and o <= c
-            and x_shape[2] * x_shape[3] % 16 == 0 and len(list(x.uses)) == 1)
+            and x_shape[2] * x_shape[3] % POINTWISE_COLUMNS == 0 and len(list(x.uses)) == 1)
 
 
 @dataclass

@@ -50,8 +50,8 @@ def cpu_bufferize(tile_temporaries: bool = True) -> list[str]:
     - results become out-parameters, and one computed in a reshaped temporary (a layout
       change, a pointwise convolution over ``H*W``) is written through a view of its
       out-parameter instead of copied there (``mlcir-reshaped-results``: 3.2 MB less per call
-      for ResNet-50's 1x1 input layout change); per-tile buffers are allocated once before the serial
-      loops that reuse them (``buffer-loop-hoisting``; inside a parallel loop they stay, one
+      for ResNet-50's 1x1 input layout change); per-tile buffers are allocated once before
+      the serial loops that reuse them (``buffer-loop-hoisting``; inside a parallel loop they stay, one
       per thread: a ``malloc`` per row had cost MobileNetV2's blocks 5%); intermediates are
       freed;
     - copies between strided views become loops (``mlcir-copies-to-loops``); the serial

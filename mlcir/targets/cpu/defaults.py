@@ -289,8 +289,8 @@ class _RuleSchedule(Schedule):
             extent = self.get(loop).extent
             if self._recording:
                 b = self.state_block(block)
-                plan = self._planner.plans.setdefault(block, _BlockPlan())
-                plan.pooling = b.op_name.startswith("linalg.pooling_")
+                plan = self._planner.plans.setdefault(
+                    block, _BlockPlan(pooling=b.op_name.startswith("linalg.pooling_")))
                 plan.samples.append(_Sample(dim, b.kinds[dim], extent, n, max_innermost_factor))
                 decision = [extent] + [1] * (n - 1)
             else:
