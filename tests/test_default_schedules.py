@@ -256,8 +256,12 @@ def _register_tile(facts, m: int = 256, n: int = 256, k: int = 256) -> tuple[int
 
 
 def test_golden_matmul_register_tiles():
-    # AVX-512 (32 zmm, 16 f32): IREE's 8 x 32; K slivers of (8 + 32) x 128 f32 fill 32 KiB L1.
-    assert _register_tile(replace(AVX512, threads=1)) == (8, 32, 128)
+    # AVX-512 (32 zmm, 16 f32): IREE's 8 x 32, the reduction whole (K = 256).
+    assert _register_tile(replace(AVX512, threads=1)) == (8, 32, 256)
+    # K slivers of (8 + 32) x K f32 within a quarter of L2: 1024 of 3072 in 1 MiB (the space's
+    # cap), 384 in 256 KiB.
+    assert _register_tile(replace(AVX512, threads=1), k=3072)[2] == 1024
+    assert _register_tile(replace(AVX512, threads=1, l2_bytes=256 << 10), k=3072)[2] == 384
     # AVX2 (16 ymm, 8 f32): 8 accumulators, one column vector, one broadcast; 6 x 16 (BLIS's
     # Haswell kernel) where 6 divides the rows.
     assert _register_tile(replace(AVX2, threads=1)) == (8, 8, 256)
@@ -279,6 +283,25 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
     sch = default_schedule(large, "llvm -threads=2", two)
     outer = next(inst.inputs[0] for inst in sch.trace.insts if inst.kind.name == "parallel")
     assert sch.get(outer).extent >= 2
+
+
+def test_parallel_iterations_share_evenly_among_threads():
+    """A matrix-vector product with packed weights (24 panels of 32 columns): 3 parallel
+    iterations of 8 panels left one of two threads twice the work; the register tile's rows
+    give way until the iterations split evenly (6 of 4 panels). The model still matches
+    onnxruntime on two threads."""
+    w = np.random.default_rng(0).standard_normal((3072, 768)).astype(np.float32) / 55
+    model = om.single_op("MatMul", {"x": [1, 3072]}, initializers={"w": w})
+    (task,) = extract_tasks(from_onnx(model))
+    two = replace(AVX512, threads=2)
+    sch = default_schedule(task.module, "llvm -threads=2", two)
+    outer = next(inst.inputs[0] for inst in sch.trace.insts if inst.kind.name == "parallel")
+    assert sch.get(outer).extent == 6
+    panels = [d for kind, d in decisions(sch) if kind == "sample_perfect_tile"][0]
+    assert panels == [6, 1, 4]
+    inputs = om.single_op_inputs(model)
+    got = mlcir.build(from_onnx(model), "llvm -threads=2").main(**inputs)
+    np.testing.assert_allclose(got, inputs["x"] @ w, rtol=1e-4, atol=1e-4)
 
 
 def test_padding_copies_run_parallel_over_batch_and_channels(tmp_path):

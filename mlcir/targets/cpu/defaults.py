@@ -23,8 +23,10 @@ Rules (see docs/tuning.md, "Default schedules", for the measurements):
   vector when the extent has no multiple of the vector width. Tiles divide extents exactly: the space has no masking or
   peeling, so a divisor is chosen (IREE masks on AVX-512 and peels elsewhere).
 - **Reduction tile** (inner factor of each reduction dim): as much of the reduction as keeps
-  the register tile's operand slivers (``rows x K`` and ``K x columns``) in L1, innermost
-  reduction dims (a convolution's kh, kw) first and whole.
+  the register tile's operand slivers (``rows x K`` and ``K x columns``) within a quarter of
+  L2 (``REDUCTION_L2_SHARE``; at most 1024), innermost reduction dims (a convolution's kh,
+  kw) first and whole. (BLIS keeps a sliver in L1; at one 512-bit FMA per cycle, streaming
+  them from L2 measured faster than breaking the reduction.)
 - **Cache tile** (the middle factors): row and column panels whose ``K``-deep slices fit half
   of L2, so each panel is reused from L2 across the register tiles of the other.
 - **Other spatial dims** (batch, a convolution's output rows): one at a time inside (IREE's
@@ -92,7 +94,7 @@ from mlcir.schedule import BlockRV, ExprRV, LoopRV
 from mlcir.target import Target
 
 from .facts import CpuFacts, target_facts
-from .space import _parallel_outer, cpu_space, scalar_by_design
+from .space import CACHE_REDUCTION_MAX, _parallel_outer, cpu_space, scalar_by_design
 
 # One OpenMP parallel region (fork and join) on this class of machine, measured on quiet
 # cores: a 64^3 matmul took 8.3 us serial and 8.3 us parallel on 2 threads, so a region costs
@@ -140,6 +142,20 @@ class _BlockPlan:
 # 64 x 56 x 56: 95 us with 48 columns (3 vectors), 84 with 16, 53 with 8. (A strided pooling
 # reads a phase view instead, whole rows deinterleaved in registers: wider tiles win there.)
 POOLING_COLUMNS = 8
+
+
+# The reduction tile's slivers (``(r + c) x K``) stream from L2, not L1: one 512-bit FMA per
+# cycle on this machine (bench/peak.py) leaves L2 bandwidth to spare, and each break in the
+# reduction stores and reloads the register tile's accumulators. Measured untuned on one
+# thread, 8 x 32 tiles (K x slivers within 1/4 of L2 instead of 32 KiB of L1): the matmul
+# 64 x 768 x 3072 3032 -> 2715 us (84% -> 94% of peak), 64 x 3072 x 768 2752 -> 2651, the
+# 1x1 convolution of ResNet-50 936 -> 929, 7x7/2 stem alike (docs/tuning.md).
+REDUCTION_L2_SHARE = 4
+
+# How much more than an even share of a parallel loop's iterations one thread may get. The
+# matrix-vector product 1 x 3072 x 768 on two threads had 3 iterations of 8 weight panels
+# (one thread did two): 110 us, against 67 with 6 iterations of 4 panels.
+UNEVEN_SHARE_MAX = 0.125
 
 
 def _vector_parts(columns: int, lanes: int) -> int:
@@ -197,8 +213,9 @@ class _Planner:
             cap = min(cols.cap, POOLING_COLUMNS) if plan.pooling else cols.cap
             r, c = register_tile(rows.extent if rows else None, cols.extent, self.facts,
                                  rows.cap if rows else 1, cap)
-        # Reduction: innermost dims first, whole, while the slivers stay in L1.
-        depth = max(1, min(256, self.facts.l1d_bytes // (ELEMENT_BYTES * (r + c))))
+        # Reduction: innermost dims first, whole, while the slivers stay in a share of L2.
+        depth = max(1, min(CACHE_REDUCTION_MAX,
+                           self.facts.l2_bytes // REDUCTION_L2_SHARE // (ELEMENT_BYTES * (r + c))))
         reductions = [s for s in plan.samples if s.kind == REDUCTION and s.n == 2]
         room, k = depth, 1
         for s in reversed(reductions):
@@ -222,20 +239,24 @@ class _Planner:
 
     def _expose_parallelism(self, plan: _BlockPlan, cols: _Sample | None) -> None:
         """Move factors from middle to outer levels (outermost dims first) until the fused
-        outer loop has at least ``threads`` iterations; failing that, from the register
-        tile's rows (a matrix-vector product: its 4 weight panels were all one tile, which
-        left no loop to run parallel; memory-bound, it loses nothing by a smaller tile)."""
+        outer loop's iterations share evenly among the threads (:data:`UNEVEN_SHARE_MAX`);
+        failing that, from the register tile's rows (a matrix-vector product: its 4 weight
+        panels were all one tile, which left no loop to run parallel; memory-bound, it loses
+        nothing by a smaller tile)."""
         spatial = [s for s in plan.samples if s.kind == SPATIAL]
 
         def outer() -> int:
             return math.prod(plan.tiles[t.dim][0] for t in spatial)
+
+        def uneven() -> float:  # the busiest thread's work over an even share, less one
+            return math.ceil(outer() / self.threads) * self.threads / outer() - 1
 
         for level in (1, -1):
             for s in spatial:
                 if level == -1 and (s is cols or s.n < 3):
                     continue
                 tiles = plan.tiles[s.dim]
-                while outer() < self.threads and tiles[level] > 1:
+                while uneven() > UNEVEN_SHARE_MAX and tiles[level] > 1:
                     p = min(d for d in divisors(tiles[level]) if d > 1)
                     tiles[0] *= p
                     tiles[level] //= p

@@ -49,7 +49,7 @@ UNROLL_FACTORS = [1, 2, 4, 8]
 VECTOR_WIDTHS = [4, 8, 16, 32, 64]
 REGISTER_ROWS_MAX = 8      # rows of the register tile (AVX-512: 32 zmm registers)
 VECTOR_COLUMNS_MAX = 64    # columns of the register tile (4 zmm of f32)
-CACHE_REDUCTION_MAX = 256  # the reduction tile around the register tile
+CACHE_REDUCTION_MAX = 1024  # the reduction tile around the register tile
 VECTOR_ELEMENTS_MAX = 512  # a vectorized transpose tile
 # A reduction block with fewer iterations runs serial in a parallel kernel: its share of the
 # work saves less than an OpenMP fork/join costs (~4 us, targets/cpu/defaults.py). A 3x3/2
