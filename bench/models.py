@@ -214,6 +214,14 @@ HEADER = (f"{'':<13}{'':>3} {'compile s':>11} | {'as called: ex.main vs session.
           f"{'ort iob':>8} {'untuned':>8} {'ort/unt':>7} | {'GFLOPS':>6} {'%peak':>5}")
 
 
+def measure_peaks(thread_counts: list[int]) -> None:
+    """Measure the FMA peak (bench/peak.py) for each thread count before anything else runs:
+    measured after onnxruntime had run on two threads, the two-thread peak came out at the
+    one-thread one (its pool's workers were still spinning), and the %peak column at 177%."""
+    for threads in thread_counts:
+        peak.peak_gflops(threads)
+
+
 def row(r: dict) -> str:
     tuned = r.get("tuned_main_us")
     gflops = r["flops"] / r["untuned_prepared_us"] / 1e3
@@ -282,6 +290,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown model(s): {', '.join(unknown)}")
     thread_counts = [int(t) for t in args.threads.split(",")]
+    measure_peaks(thread_counts)
     results = []
     if set(names) - {MATMUL}:
         print(HEADER)

@@ -89,9 +89,11 @@ def main() -> None:
     args = parser.parse_args()
     model_bench.set_layout(args.layout)
     model_bench.MODELS.update(OPS)
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    model_bench.measure_peaks(thread_counts)
     print(model_bench.HEADER)
     for name in args.ops.split(","):
-        for threads in (int(t) for t in args.threads.split(",")):
+        for threads in thread_counts:
             print(model_bench.row(model_bench.bench_model(name, threads, args.trials)),
                   flush=True)
     print(model_bench.FOOTER)

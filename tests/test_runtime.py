@@ -138,6 +138,26 @@ def test_min_repeat_ms_grows_the_number_of_calls(monkeypatch):
     assert result.results == pytest.approx((1e-3,) * 3)
 
 
+def test_warmup_s_calls_untimed_until_that_time_has_passed(monkeypatch):
+    """``warmup_s`` keeps calling, untimed, until that long after the warm-up began (a fake
+    clock that each call advances by 1 ms): 1 warm-up call, then 9 more to reach 10 ms."""
+    from mlcir.runtime import evaluator
+
+    clock = [0.0]
+    calls = [0]
+    monkeypatch.setattr(evaluator.time, "perf_counter", lambda: clock[0])
+
+    def call() -> None:
+        clock[0] += 1e-3
+        calls[0] += 1
+
+    result = evaluator.time_calls(call, number=2, repeat=1, warmup=1, warmup_s=0.01)
+    assert calls[0] == 10 + 2
+    assert result.results == pytest.approx((1e-3,))
+    with pytest.raises(mlcir.RuntimeInputError, match="warmup_s"):
+        evaluator.time_calls(call, warmup_s=-1.0)
+
+
 def test_inputs_are_never_overwritten(rng):
     # linalg.add writes into its `outs` operand %a; the caller's array must stay intact.
     ex = mlcir.build(TENSOR_FUNC)

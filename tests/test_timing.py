@@ -17,6 +17,27 @@ def test_interleaved_times_every_call_in_turns():
     assert order == ["a", "b"] * 4  # one warm-up call each, then three rounds of one call
 
 
+def test_multithreaded_turns_warm_up_each_callable_first(monkeypatch):
+    """With threads > 1 each turn pauses, then calls its callable for PARALLEL_WARMUP_S untimed, then
+    times it: the turns come in blocks of one callable, each longer than the timed call."""
+    import itertools
+    import time
+
+    monkeypatch.setattr(timing, "SETTLE_S", 0.0)
+    monkeypatch.setattr(timing, "PARALLEL_WARMUP_S", 0.01)
+    order = []
+
+    def call(name):
+        order.append(name)
+        time.sleep(0.002)
+
+    timing.interleaved({"a": lambda: call("a"), "b": lambda: call("b")}, rounds=2,
+                       budget_s=0.0, threads=2)
+    blocks = [(name, len(list(run))) for name, run in itertools.groupby(order)]
+    assert [name for name, _ in blocks] == ["a", "b"] * 3  # first calls, then two rounds
+    assert all(length >= 3 for _, length in blocks[2:])  # ~5 warm-up calls and the timed one
+
+
 def test_onnxruntime_and_mlcir_calls_compute_the_same_outputs():
     model = onnx_models.mlp(batch=2)
     feeds = onnx_models.mlp_inputs(batch=2)

@@ -4,6 +4,8 @@
 it with the function's arguments (:func:`time_calls` for a no-argument callable) runs ``warmup`` untimed calls, then ``repeat`` measurements,
 each the mean of ``number`` back-to-back calls (``number`` is grown until one measurement takes
 at least ``min_repeat_ms``). Arguments are checked and packed once, outside the timed region.
+``warmup_s`` keeps calling, untimed, until that many seconds have passed since the warm-up
+began (:data:`PARALLEL_WARMUP_S` for code on several threads).
 """
 
 from __future__ import annotations
@@ -14,6 +16,14 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from mlcir.errors import RuntimeInputError
+
+
+#: Untimed calls, in seconds, before timing code that runs on several threads. After an idle
+#: while (its OpenMP workers asleep, or the cores busy building), two-thread calls ran slow
+#: for a while here, and one warm-up call was not enough: measured on this machine (2 vCPUs),
+#: a depthwise 3x3/1 of 144 x 56 x 56 timed in 5 turns after pauses took 450-500 us in 2 of
+#: them and 110-126 in the others with one warm-up call; 105-149 with 50 ms of them.
+PARALLEL_WARMUP_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -52,12 +62,16 @@ class TimingResult:
 
 
 def time_calls(call: Callable[[], None], *, number: int = 10, repeat: int = 3, warmup: int = 1,
-            min_repeat_ms: float = 0.0) -> TimingResult:
+            min_repeat_ms: float = 0.0, warmup_s: float = 0.0) -> TimingResult:
     """Time a no-argument callable (see the module docstring)."""
-    if number < 1 or repeat < 1 or warmup < 0:
-        raise RuntimeInputError(f"number and repeat must be >= 1 and warmup >= 0, got "
-                                f"number={number}, repeat={repeat}, warmup={warmup}")
+    if number < 1 or repeat < 1 or warmup < 0 or warmup_s < 0:
+        raise RuntimeInputError(f"number and repeat must be >= 1, warmup and warmup_s >= 0, "
+                                f"got number={number}, repeat={repeat}, warmup={warmup}, "
+                                f"warmup_s={warmup_s}")
+    start = time.perf_counter()
     for _ in range(warmup):
+        call()
+    while time.perf_counter() - start < warmup_s:
         call()
     if min_repeat_ms > 0:
         while True:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mlcir.runtime import time_calls
+from mlcir.runtime.evaluator import PARALLEL_WARMUP_S
 
 
 #: Worker threads keep spinning after a parallel region (libomp's KMP_BLOCKTIME: 200 ms;
@@ -32,8 +33,8 @@ def interleaved(calls: Mapping[str, Callable[[], Any]], *, rounds: int = 5,
     """Seconds per call of each callable, timed in turns (a, b, c, a, b, c, …): after one
     warm-up call each, ``rounds`` rounds in which each callable runs enough calls to last about
     ``budget_s`` (at least one). Per callable the median of its rounds (``best``: the
-    minimum). With ``threads`` > 1 each turn starts after a pause of :data:`SETTLE_S` and one
-    untimed call."""
+    minimum). With ``threads`` > 1 each turn starts after a pause of :data:`SETTLE_S` and
+    ``PARALLEL_WARMUP_S`` of untimed calls (at least one)."""
     numbers = {}
     for name, call in calls.items():
         start = time.perf_counter()
@@ -44,8 +45,10 @@ def interleaved(calls: Mapping[str, Callable[[], Any]], *, rounds: int = 5,
         for name, call in calls.items():
             if threads > 1:
                 time.sleep(SETTLE_S)
-                call()  # the first call after an idle pause runs on cold caches and cores
-            result = time_calls(call, number=numbers[name], repeat=1, warmup=0)
+            # calls after an idle pause run slow for a while (PARALLEL_WARMUP_S): every
+            # callable gets the same warm-up (onnxruntime 115-152 us where mlcir was 105-149)
+            result = time_calls(call, number=numbers[name], repeat=1, warmup=int(threads > 1),
+                                warmup_s=PARALLEL_WARMUP_S if threads > 1 else 0.0)
             samples[name].append(result.results[0])
     pick = min if best else statistics.median
     return {name: pick(values) for name, values in samples.items()}

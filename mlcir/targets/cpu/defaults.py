@@ -36,8 +36,9 @@ Rules (see docs/tuning.md, "Default schedules", for the measurements):
   rate of a default register tile for reduction blocks, elements for the rest),
   ``serial * (1 - 1/threads)``, exceeds five fork/joins (``PARALLEL_SAVING_MIN_NS``, 20 us:
   one OpenMP region costs a few microseconds on quiet cores), so two threads are never
-  slower than one. Then the cache tiles shrink until the outer loops have at least
-  ``threads`` iterations.
+  slower than one. Then the cache tiles shrink until the outer loops' iterations share
+  evenly among the threads (one thread at most 1/8 over an even share), and failing that
+  the register tile's rows.
 - **Loop order**: spatial tiles outside the reduction (so the init is per tile and epilogues
   attach to the outer tile). **Unroll** the inner reduction loop by 4 when it divides.
   **Elementwise vector width**: the largest offered width up to four vector registers.
