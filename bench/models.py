@@ -215,9 +215,9 @@ HEADER = (f"{'':<13}{'':>3} {'compile s':>11} | {'as called: ex.main vs session.
 
 
 def measure_peaks(thread_counts: list[int]) -> None:
-    """Measure the FMA peak (bench/peak.py) for each thread count before anything else runs:
-    measured after onnxruntime had run on two threads, the two-thread peak came out at the
-    one-thread one (its pool's workers were still spinning), and the %peak column at 177%."""
+    """Measure the FMA peak (bench/peak.py) for each thread count first, in a quiet process:
+    measured between the models, one run's two-thread peak came out at the one-thread figure
+    (the %peak column read 177%)."""
     for threads in thread_counts:
         peak.peak_gflops(threads)
 

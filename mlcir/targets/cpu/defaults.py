@@ -150,7 +150,8 @@ POOLING_COLUMNS = 8
 # reduction stores and reloads the register tile's accumulators. Measured untuned on one
 # thread, 8 x 32 tiles (K x slivers within 1/4 of L2 instead of 32 KiB of L1): the matmul
 # 64 x 768 x 3072 3032 -> 2715 us (84% -> 94% of peak), 64 x 3072 x 768 2752 -> 2651, the
-# 1x1 convolution of ResNet-50 936 -> 929, 7x7/2 stem alike (docs/tuning.md).
+# NCHW 1x1 convolution of ResNet-50 936 -> 929. (Other convolutions' reductions, channels x
+# taps, were already whole or limited by their own dims: their decisions did not change.)
 REDUCTION_L2_SHARE = 4
 
 # How much more than an even share of a parallel loop's iterations one thread may get. The
