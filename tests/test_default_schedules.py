@@ -288,8 +288,8 @@ def test_small_kernels_stay_serial_large_ones_run_parallel():
 def test_parallel_iterations_share_evenly_among_threads():
     """A matrix-vector product with packed weights (24 panels of 32 columns): 3 parallel
     iterations of 8 panels left one of two threads twice the work; the register tile's rows
-    give way until the iterations split evenly (6 of 4 panels). The model still matches
-    onnxruntime on two threads."""
+    give way until the iterations split evenly (6 of 4 panels). The two-thread build still
+    matches numpy."""
     w = np.random.default_rng(0).standard_normal((3072, 768)).astype(np.float32) / 55
     model = om.single_op("MatMul", {"x": [1, 3072]}, initializers={"w": w})
     (task,) = extract_tasks(from_onnx(model))

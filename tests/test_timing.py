@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import time
+
 import numpy as np
 
 import mlcir
@@ -18,11 +21,8 @@ def test_interleaved_times_every_call_in_turns():
 
 
 def test_multithreaded_turns_warm_up_each_callable_first(monkeypatch):
-    """With threads > 1 each turn pauses, then calls its callable for PARALLEL_WARMUP_S untimed, then
-    times it: the turns come in blocks of one callable, each longer than the timed call."""
-    import itertools
-    import time
-
+    """With threads > 1 each turn pauses, calls its callable for PARALLEL_WARMUP_S untimed,
+    then times it: the turns come in blocks of one callable, each longer than the timed call."""
     monkeypatch.setattr(timing, "SETTLE_S", 0.0)
     monkeypatch.setattr(timing, "PARALLEL_WARMUP_S", 0.01)
     order = []

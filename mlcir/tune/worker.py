@@ -113,6 +113,7 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
                                           f"(max relative error {err:.3g})"}
     min_ms = float(request.get("min_repeat_ms", 20.0))
     number = max(1, min(1000, int(math.ceil(min_ms / 1e3 / max(first, 1e-7)))))
+    # threads 0: the runtime's count, the machine's cores (several here)
     result = time_calls(call, number=number, repeat=int(request.get("repeat", 3)), warmup=1,
                         warmup_s=PARALLEL_WARMUP_S if threads != 1 else 0.0)
     return {"ok": True, "run_secs": list(result.results)}
