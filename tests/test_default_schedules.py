@@ -304,6 +304,28 @@ def test_parallel_iterations_share_evenly_among_threads():
     np.testing.assert_allclose(got, inputs["x"] @ w, rtol=1e-4, atol=1e-4)
 
 
+def test_vectorized_reduction_is_unrolled_in_parallel_builds():
+    """A packed matmul built for 2 threads: the reduction loop around its 8 x 32 register
+    tile carries the accumulators as a vector (hoisted) and is unrolled by the sampled 4, and
+    the init, its reduction whole, fills each register tile. The pattern sets after
+    vectorization rewrote the loops of this parallel kernel, which dropped their transform
+    handles: the unroll and the hoisting were applied to nothing. It matches numpy."""
+    w = np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)
+    model = om.single_op("MatMul", {"x": [32, 256]}, initializers={"w": w})
+    (task,) = extract_tasks(from_onnx(model))
+    sch = default_schedule(task.module, "llvm -threads=2", replace(AVX512, threads=2))
+    assert "sch.parallel" in str(sch.trace) and "factor=v" in str(sch.trace)
+    text = str(sch.mod)
+    loop = re.search(r"scf\.for %\w+ = %c0 to %c256 step %c4 iter_args\(.*\) -> "
+                     r"\(tensor<8x1x32xf32>, vector<8x1x32xf32>\)(.*?)loop\.name = "
+                     r'"matmul_packed\.l_1"', text, re.S)
+    assert loop and loop.group(1).count("vector.contract") == 4
+    assert re.search(r"linalg\.fill .*outs\(.*tensor<8x1x32xf32>\)", text)
+    inputs = om.single_op_inputs(model)
+    got = mlcir.build(from_onnx(model), "llvm -threads=2").main(**inputs)
+    np.testing.assert_allclose(got, inputs["x"] @ w, rtol=1e-4, atol=1e-4)
+
+
 def test_padding_copies_run_parallel_over_batch_and_channels(tmp_path):
     """A padded convolution's copy into its padded input is parallel at 2 threads, its batch
     of 1 fused with the channels so that every thread gets rows (serial, it kept a MobileNetV2

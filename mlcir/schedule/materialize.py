@@ -75,7 +75,10 @@ class Emitted:
     """Transform handles made while emitting one function."""
 
     func: ir.Value
-    for_loops: list[tuple[int, ir.Value]] = field(default_factory=list)  # scf.for, emit order
+    # scf.for loops in emit order: (loop id, the loop.name they carry). Named, not handled:
+    # the pattern sets after vectorization (canonicalization) drop the handles of the loops
+    # they touch, which left unroll and hoisting silently applied to nothing.
+    for_loops: list[tuple[int, str]] = field(default_factory=list)
     vectorized: list[str] = field(default_factory=list)
     masked: bool = False  # a tile was vectorized with masks
 
@@ -310,7 +313,9 @@ class Emitter:
                     sizes[dims(d)] = self._size(owner, loop, d, params)
                     order.append(dims(d))
             ann = first.annotations
-            if ann.get("parallel") or ann.get("bind") or any(lid in serial for lid in group):
+            forall = bool(ann.get("parallel") or ann.get("bind") or
+                          any(lid in serial for lid in group))
+            if forall:
                 mapping = None
                 if ann.get("bind"):
                     mapping = self._mapping(owner, group, dims)
@@ -326,13 +331,14 @@ class Emitter:
                 loop_handle = tloop.LoopCoalesceOp(any_op(), tiled.loops[0]).transformed
                 # Coalescing consumes the loops and invalidates the op inside: find it again.
                 handle = match_attr(loop_handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
-                em.for_loops.append((group[0], loop_handle))
             else:
                 tiled = structured.TileUsingForOp(any_op(), handle, sizes=sizes)
                 handle, loop_handle = tiled.tiled_linalg_op, tiled.loops[0]
-                em.for_loops.append((group[0], loop_handle))
             names = "+".join(self.state.loop_name(self.state.loops[lid]) for lid in group)
-            annotate(loop_handle, LOOP_NAME, ir.StringAttr.get(f"{owner.name}.{names}"))
+            loop_name = f"{owner.name}.{names}"
+            annotate(loop_handle, LOOP_NAME, ir.StringAttr.get(loop_name))
+            if not forall:
+                em.for_loops.append((group[0], loop_name))
             for lid in group:
                 for key, value in self.state.loops[lid].annotations.items():
                     if key not in ("parallel", "vectorize", "unroll", "bind") and not key.startswith("_"):
@@ -514,26 +520,32 @@ class Emitter:
             # The accumulator tile is invariant in the reduction loops right around the vector
             # tile: hoist it out of those.
             self._hoist(em, em.vectorized)
-        # Innermost first: unrolling a loop consumes it and the handles of loops inside it.
-        for lid, loop_handle in reversed(em.for_loops):
+        # Innermost first: unrolling a loop copies the loops inside it.
+        for lid, loop_name in reversed(em.for_loops):
             if lid not in self.state.loops:
                 continue
             factor = self.state.loops[lid].annotations.get("unroll")
             if factor:
-                tloop.LoopUnrollOp(loop_handle, factor=int(factor))
+                tloop.LoopUnrollOp(_loops_named(em, loop_name), factor=int(factor))
 
     def _hoist(self, em: Emitted, blocks: list[str]) -> None:
         """Hoist the accumulators of the vectorized ``blocks`` out of the reduction loops
         right around their tiles (innermost first), stopping at the first spatial loop:
         hoisting out of outer spatial loops moves whole tiles (measured 40% slower)."""
         for name in blocks:
-            for lid, loop_handle in reversed(em.for_loops):
+            for lid, loop_name in reversed(em.for_loops):
                 loop = self.state.loops.get(lid)
                 if loop is None or loop.block != name:
                     continue
                 if self.state.loop_kind(loop) != REDUCTION:
                     break
-                tloop.HoistLoopInvariantSubsetsOp(loop_handle)
+                tloop.HoistLoopInvariantSubsetsOp(_loops_named(em, loop_name))
+
+
+def _loops_named(em: Emitted, loop_name: str) -> ir.Value:
+    """The scf.for loops of ``em``'s function that carry ``loop_name`` (found again where
+    they are needed: see :attr:`Emitted.for_loops`)."""
+    return match_attr(em.func, LOOP_NAME, ir.StringAttr.get(loop_name), ["scf.for"])
 
 
 def _split_lanes(handle: ir.Value, dim: int, extent: int) -> ir.Value:

@@ -228,6 +228,14 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int,
         reduction_first = sch.get(order) == 1
     if reduction_first:
         sch.reorder(*r_outer, *s_outer, *s_mid, *r_inner, *s_reg, *r_tile)
+    elif all(sch.get(loop).extent == 1 for loop in r_outer) and \
+            not any(elementwise(c) for c in consumers(sch, block)):
+        # A whole reduction: its outer loops run once, so they go inside the middle tiles,
+        # and the init, decomposed above them, starts each register tile's accumulators
+        # instead of filling the outer tile in memory first (64 x 768 x 3072: 2-3% faster).
+        # Not under an epilogue, which is computed per outer tile: the register tiles'
+        # results would pass through a temporary of that tile.
+        sch.reorder(*s_outer, *s_mid, *r_outer, *r_inner, *s_reg, *r_tile)
     else:
         sch.reorder(*s_outer, *r_outer, *s_mid, *r_inner, *s_reg, *r_tile)
     if s_reg and _vectorizable(sch, block):
