@@ -34,6 +34,7 @@ import peak  # noqa: E402
 import mlcir  # noqa: E402
 from mlcir.frontend import from_onnx  # noqa: E402
 from mlcir.runtime.memref import aligned_array, aligned_empty  # noqa: E402
+from mlcir.targets.cpu.facts import target_facts  # noqa: E402
 from mlcir.testing import timing  # noqa: E402
 
 K, N, PANEL = 768, 3072, 32
@@ -82,7 +83,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=64, help="M, a multiple of 8")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved timing runs")
     args = parser.parse_args()
-    if shutil.which("cc") is None or "avx512f" not in open("/proc/cpuinfo").read():
+    if shutil.which("cc") is None or target_facts("llvm").isa != "avx512":
         sys.exit("needs a C compiler (cc) and an AVX-512 CPU")
     model, inputs = layouts.matmul(args.rows, K, N)
     weight = numpy_helper.to_array(model.graph.initializer[0])

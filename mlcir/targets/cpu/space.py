@@ -229,7 +229,7 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int,
     if reduction_first:
         sch.reorder(*r_outer, *s_outer, *s_mid, *r_inner, *s_reg, *r_tile)
     elif all(sch.get(loop).extent == 1 for loop in r_outer) and \
-            not any(elementwise(c) for c in consumers(sch, block)):
+            not _epilogue_blocks(sch, block):
         # A whole reduction: its outer loops run once, so they go inside the middle tiles,
         # and the init, decomposed above them, starts each register tile's accumulators
         # instead of filling the outer tile in memory first (64 x 768 x 3072: 2-3% faster).
@@ -310,10 +310,13 @@ def _tile_at(sch: Schedule, block: Block, attach: object, like: _Tiling) -> bool
     return True
 
 
+def _epilogue_blocks(sch: Schedule, block: Block) -> list[Block]:
+    """The consumers of ``block`` computed at its outer tile: the elementwise ones."""
+    return [consumer for consumer in consumers(sch, block) if elementwise(consumer)]
+
+
 def _epilogues(sch: Schedule, block: Block, attach: object) -> None:
-    for consumer in consumers(sch, block):
-        if not elementwise(consumer):
-            continue
+    for consumer in _epilogue_blocks(sch, block):
         crv = sch.get_block(consumer.name, consumer.func)
         if attempt(sch.reverse_compute_at, crv, attach) and _vectorizable(sch, consumer):
             loops = sch.get_loops(crv)
