@@ -57,7 +57,7 @@ def cpu_bufferize(tile_temporaries: bool = True) -> list[str]:
     - copies between strided views become loops (``mlcir-copies-to-loops``); the serial
       foralls a schedule created become loops and vector ops are lowered (both need
       memrefs)."""
-    return ["loop-invariant-subset-hoisting",
+    return ["mlcir-distinct-results", "loop-invariant-subset-hoisting",
             "convert-elementwise-to-linalg", "eliminate-empty-tensors",
             *(["mlcir-tile-temporaries", "eliminate-empty-tensors"] if tile_temporaries else []),
             BUFFERIZE, "canonicalize",
