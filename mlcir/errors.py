@@ -49,6 +49,10 @@ class DimMismatchError(RuntimeInputError):
     """Inputs that give one symbolic dim (a batch ``N``) different sizes."""
 
 
+class RegistrationError(MlcirError, TypeError):
+    """A library function registered with something that is not a function or a name."""
+
+
 class BuildError(MlcirError):
     """A module that could not be compiled for the requested target."""
 

@@ -1006,3 +1006,41 @@ def test_zero_size_dims_compute():
     z, s = executable["main"](empty, empty)
     assert z.shape == (0, 3)
     np.testing.assert_array_equal(s, np.zeros(3, np.float32))
+
+
+# --- Unclear errors found by hand (issue 43): each is an MlcirError naming what is at fault ---
+
+def test_negative_input_dim_is_refused_naming_input_and_axis():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, -3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, -3])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                                                [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(FrontendError, match=r"'x' has size -3 in dimension 1"):
+        from_onnx(model)
+
+
+@pytest.mark.parametrize("name, f, words", [
+    ("env.x", 5, r"register_func\('env.x', \.\.\.\): 5 is not callable"),
+    ("", print, "the name must be a non-empty string"),
+    (None, print, "the name must be a non-empty string"),
+])
+def test_register_func_refuses_what_is_not_a_function(name, f, words):
+    from mlcir.errors import RegistrationError
+
+    with pytest.raises(RegistrationError, match=words):
+        mlcir.register_func(name, f)
+    assert isinstance(RegistrationError("x"), MlcirError)
+
+
+def test_tune_kernel_without_main_names_the_functions(tmp_path):
+    from mlcir.tune import tune_kernel
+
+    text = """
+    func.func @foo(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
+      %0 = "graph.matmul"(%a, %b) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+      return %0 : tensor<8x8xf32>
+    }"""
+    with pytest.raises(TuningError, match=r"tunes the function 'main'.*has 'foo'"):
+        tune_kernel(text, max_trials=2, work_dir=tmp_path)
+    assert not (tmp_path / "database").exists() or not any((tmp_path / "database").iterdir())

@@ -165,6 +165,12 @@ def _check_input_types(inputs: list[onnx.ValueInfoProto], where: str) -> None:
             bad.append(f"'{vi.name}' has element type {TensorProto.DataType.Name(elem)}")
         elif not vi.type.tensor_type.HasField("shape"):
             bad.append(f"'{vi.name}' has no shape (not even a rank)")
+        else:
+            negative = [(axis, d.dim_value) for axis, d in
+                        enumerate(vi.type.tensor_type.shape.dim)
+                        if d.HasField("dim_value") and d.dim_value < 0]
+            bad.extend(f"'{vi.name}' has size {size} in dimension {axis} (sizes are >= 0; a "
+                       "symbolic dim is a dim_param)" for axis, size in negative)
     if bad:
         raise FrontendError(f"{where}: unsupported graph input{'s' if len(bad) > 1 else ''}: "
                             f"{'; '.join(bad)} (supported: tensors of "

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from mlcir.errors import BuildError
+from mlcir.errors import BuildError, RegistrationError
 
 from .memref import descriptor_type, view
 
@@ -26,7 +26,14 @@ _REGISTRY: dict[str, Callable[..., None]] = {}
 def register_func(name: str, f: Callable[..., None] | None = None, *, override: bool = False):
     """Register ``f`` under ``name`` (usable as a decorator, as TVM's ``register_func``)."""
 
+    if not isinstance(name, str) or not name:
+        raise RegistrationError(f"register_func: the name must be a non-empty string, got "
+                                f"{name!r}")
+
     def register(fn: Callable[..., None]) -> Callable[..., None]:
+        if not callable(fn):
+            raise RegistrationError(f"register_func('{name}', ...): {fn!r} is not callable (a "
+                                    "library function takes its inputs, then its outputs)")
         if name in _REGISTRY and not override:
             raise ValueError(f"library function '{name}' is already registered "
                              "(pass override=True to replace it)")

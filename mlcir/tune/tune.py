@@ -351,6 +351,7 @@ def tune_kernel(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     check_count("max_trials", max_trials)
     target = Target.parse(target)
     kernel = as_module(mod)
+    _require_main(kernel)
     task = Task(name, workload_hash(kernel), kernel, 1, flops(kernel), ["main"])
     config = TuneConfig(target, Path(work_dir), max_trials_global=max_trials,
                         max_trials_per_task=max_trials, num_trials_per_iter=num_trials_per_iter,
@@ -360,6 +361,16 @@ def tune_kernel(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
                         task_scheduler="round-robin")
     _, tuners = _tune_tasks([task], config)
     return tuners[0].result()
+
+
+def _require_main(kernel: ir.Module) -> None:
+    """A kernel to tune is its function ``main`` (what the runner calls and times)."""
+    names = [ir.StringAttr(op.attributes["sym_name"]).value for op in kernel.body.operations
+             if op.operation.name == "func.func"]
+    if "main" not in names:
+        raise TuningError(f"tune_kernel tunes the function 'main' of its module; this module "
+                          f"has {', '.join(repr(n) for n in names) or 'no function'} (rename "
+                          "the kernel to main, or use tune_module for a model)")
 
 
 def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = "./tune_tmp",
