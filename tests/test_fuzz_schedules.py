@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlcir.testing import fuzz_schedules
+from mlcir.testing import fuzz_schedules, workers
 
 CASES = 250
 # docs/schedules.md lists the refusals that remain and why each is an illegality or a limit
@@ -128,14 +128,14 @@ def test_workers_are_replaced_after_a_number_of_cases(monkeypatch):
     """A long run must not grow without bound: each worker answers at most
     CASES_PER_WORKER cases, then a fresh process takes its place."""
     started = []
-    original = fuzz_schedules.Worker.__init__
+    original = workers.Worker.__init__
 
-    def counting(self):
+    def counting(self, module):
         started.append(1)
-        original(self)
+        original(self, module)
 
     monkeypatch.setattr(fuzz_schedules, "CASES_PER_WORKER", 2)
-    monkeypatch.setattr(fuzz_schedules.Worker, "__init__", counting)
+    monkeypatch.setattr(workers.Worker, "__init__", counting)
     results = fuzz_schedules.fuzz(5, seed=0, jobs=1)
     assert [r["case"] for r in results] == list(range(5))
     assert len(started) == 1 + 5 // 2  # replaced after cases 2 and 4 (and after the last)

@@ -22,12 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
-import select
-import signal
-import subprocess
 import sys
 import traceback
 from collections import Counter
@@ -35,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
+
+from .workers import run_in_workers, serve
 
 TOLERANCE = 1e-4  # error relative to the largest magnitude of numpy's answer
 LIKELY = 0.9  # how often a primitive's arguments are drawn among those that can be legal
@@ -545,94 +543,12 @@ def run_case(seed: int, case: int, steps: tuple[int, int] = (2, 7)) -> dict[str,
             **({"trace": sch.trace.as_python()} if outcome != "ok" else {})}
 
 
-def _worker() -> int:
-    """Read ``seed case`` lines, answer each with one JSON line."""
-    for line in sys.stdin:
-        seed, case = (int(x) for x in line.split())
-        try:
-            result = run_case(seed, case)
-        except Exception as error:  # noqa: BLE001 - reported to the parent as a crash
-            result = {"case": case, "outcome": "crashed",
-                      "reason": f"{type(error).__name__}: {error}"[:2000],
-                      "traceback": traceback.format_exc()[-3000:]}
-        print(json.dumps(result), flush=True)
-    return 0
-
-
-# -- the parent ------------------------------------------------------------------------------
-
-class Worker:
-    """A worker process answering one case at a time; replaced when it dies or hangs."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mlcir.testing.fuzz_schedules", "--worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            start_new_session=True)
-        self.case: int | None = None
-        self.deadline = 0.0
-        self.answered = 0
-
-    def send(self, seed: int, case: int, timeout: float, now: float) -> None:
-        self.case, self.deadline = case, now + timeout
-        self.proc.stdin.write(f"{seed} {case}\n")
-        self.proc.stdin.flush()
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
-
-
 def fuzz(cases: int, seed: int = 0, jobs: int = 1, timeout: float = 300.0,
          progress: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Run ``cases`` cases in ``jobs`` worker processes; each case's result, by case index."""
-    import time
-
-    pending = list(range(cases))[::-1]
-    results: dict[int, dict[str, Any]] = {}
-    workers = [Worker() for _ in range(min(jobs, cases))]
-    idle = list(workers)
-    try:
-        while len(results) < cases:
-            while idle and pending:
-                idle.pop().send(seed, pending.pop(), timeout, time.monotonic())
-            busy = [w for w in workers if w.case is not None]
-            wait = min(w.deadline for w in busy) - time.monotonic()
-            ready, _, _ = select.select([w.proc.stdout for w in busy], [], [],
-                                        min(max(wait, 0.0), 1.0))
-            now = time.monotonic()
-            for w in busy:
-                result = None
-                if now > w.deadline:  # an answer after the deadline is too late too
-                    result = {"case": w.case, "outcome": "hung",
-                              "reason": f"no answer in {timeout:g} s"}
-                elif w.proc.stdout in ready:
-                    line = w.proc.stdout.readline()
-                    if line:
-                        result = json.loads(line)
-                    else:
-                        w.proc.wait()
-                        result = {"case": w.case, "outcome": "crashed",
-                                  "reason": f"worker died (status {w.proc.returncode})"}
-                if result is None:
-                    continue
-                results[w.case] = result
-                if progress:
-                    progress(result)
-                w.answered += 1
-                if result["outcome"] == "hung" or w.proc.poll() is not None \
-                        or w.answered >= CASES_PER_WORKER:
-                    w.kill()
-                    workers[workers.index(w)] = w = Worker()
-                w.case = None
-                idle.append(w)
-    finally:
-        for w in workers:
-            w.kill()
-    return [results[i] for i in range(cases)]
+    requests = [{"seed": seed, "case": case} for case in range(cases)]
+    return run_in_workers("mlcir.testing.fuzz_schedules", requests, jobs, timeout, progress,
+                          CASES_PER_WORKER)
 
 
 def reason_group(reason: str) -> str:
@@ -679,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        return _worker()
+        return serve(lambda request: run_case(request["seed"], request["case"]))
     if args.case is not None:
         result = run_case(args.seed, args.case)
         print(result.pop("trace", ""))
