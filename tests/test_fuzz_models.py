@@ -1,0 +1,115 @@
+"""The differential model fuzzer (``python -m mlcir.testing.fuzz_models``): random valid ONNX
+models built by mlcir agree with onnxruntime or are refused with a clear error; a failing
+model is shrunk. CI runs a 200-case slice with a fixed seed (docs/fuzzing.md has the large
+runs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+from mlcir.testing import fuzz_models
+from mlcir.testing.model_generator import OPS, generate
+
+CASES = 200
+MAX_REFUSED = 0.05
+
+
+@pytest.mark.slow
+def test_random_models_match_onnxruntime_or_are_refused_clearly():
+    results = fuzz_models.fuzz(CASES, seed=0, jobs=2, tune_fraction=0.01)
+    report = fuzz_models.summary(results)
+    bad = [r for r in results if r["outcome"] in fuzz_models.BAD]
+    assert not bad, report
+    refused = [r for r in results if r["outcome"] == "refused"]
+    assert len(refused) <= MAX_REFUSED * CASES, report
+    assert all(r["reason"].split(":")[0].endswith("Error") for r in refused), report
+    assert any(r["tune"] and r["outcome"] == "ok" for r in results), report
+    assert {r["dtype"] for r in results} == {"float32", "float64", "int32"}
+    assert any(r["symbolic"] for r in results)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_generated_models_are_valid_and_run_in_onnxruntime(seed):
+    """Valid by construction: the checker accepts the model, onnxruntime runs every feed,
+    and each output has the shape the generator declared."""
+    generated = generate(seed)
+    onnx.checker.check_model(generated.model, full_check=True)
+    session = ort.InferenceSession(generated.model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    assert len(generated.inputs) == (2 if generated.symbolic else 1)
+    for feeds in generated.inputs:
+        for out, info in zip(session.run(None, feeds), generated.model.graph.output):
+            dims = [d.dim_value if d.HasField("dim_value") else None
+                    for d in info.type.tensor_type.shape.dim]
+            assert len(dims) == out.ndim
+            assert all(d is None or d == n for d, n in zip(dims, out.shape))
+            if out.dtype.kind == "f":
+                assert np.isfinite(out).all()
+
+
+def test_generation_is_a_function_of_the_seed():
+    first, again = generate(7), generate(7)
+    assert first.model.SerializeToString() == again.model.SerializeToString()
+    for a, b in zip(first.inputs, again.inputs):
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert generate(8).model.SerializeToString() != first.model.SerializeToString()
+
+
+def test_generator_draws_every_op_kind():
+    drawn = set()
+    for seed in range(150):
+        drawn.update(generate(seed).ops)
+    assert drawn == set(OPS)
+
+
+def test_compare_tolerances():
+    compare = fuzz_models.compare
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    assert compare(x, x + 1e-6) is None
+    assert "max difference" in compare(x, x + np.float32(0.1))
+    assert "NaN" in compare(np.array([np.nan, 1.0]), np.array([1.0, 1.0]))
+    assert compare(np.array([1, 2], np.int32), np.array([1, 3], np.int32)) == "1 of 2 elements differ"
+    assert "shape" in compare(x, x[:2])
+    assert "dtype" in compare(x, x.astype(np.float64))
+
+
+def _chain_with(op: str) -> onnx.ModelProto:
+    """relu -> OP -> relu -> add, with an extra output: OP is what fails."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])
+    nodes = [helper.make_node("Relu", ["x"], ["a"]),
+             helper.make_node(op, ["a"], ["b"]),
+             helper.make_node("Relu", ["b"], ["c"]),
+             helper.make_node("Add", ["c", "a"], ["d"]),
+             helper.make_node("Neg", ["d"], ["e"])]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 5]) for n in ("e", "a")]
+    return helper.make_model(helper.make_graph(nodes, "g", [x], outs),
+                             opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_failing_model_is_shrunk_to_what_fails():
+    """Hardmax is not imported (refused): shrinking keeps refusing models and ends at the
+    Hardmax node alone with what feeds it."""
+    model = _chain_with("Hardmax")
+    feeds = [{"x": np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)}]
+    options = {"threads": 1, "layout": "packed", "tune": False}
+    assert fuzz_models.check_model(model.SerializeToString(), feeds, options)["outcome"] \
+        == "refused"
+    small = fuzz_models.shrink(model, feeds, options, "refused", budget=20)
+    ops = [n.op_type for n in small.graph.node]
+    assert "Hardmax" in ops and len(ops) < len(model.graph.node)
+    assert len(small.graph.output) == 1
+    onnx.checker.check_model(small)
+
+
+def test_refusals_name_the_node_and_op():
+    model = _chain_with("Hardmax")
+    model.graph.node[1].name = "the_hardmax"
+    feeds = [{"x": np.zeros((2, 5), np.float32)}]
+    result = fuzz_models.check_model(model.SerializeToString(), feeds,
+                                     {"threads": 1, "layout": "none", "tune": False})
+    assert result["outcome"] == "refused" and result["stage"] == "import"
+    assert "the_hardmax" in result["reason"] and "Hardmax" in result["reason"]
