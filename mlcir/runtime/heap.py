@@ -2,12 +2,11 @@
 
 A kernel allocates its temporaries (a padded input, a convolution's deinterleaved phases, an
 accumulator) with ``malloc`` and frees them before it returns. glibc serves a block above its
-mmap threshold with a fresh ``mmap``, and its threshold moves with the history of the
-process, so a call could fault in every page of its temporaries again (measured:
-docs/measurements/runtime.md#large-temporaries). Fixing the thresholds once per process (what ``MALLOC_MMAP_THRESHOLD_`` does) keeps
-freed blocks for the next call, as onnxruntime's arena does; glibc only, a no-op elsewhere.
-"""
-
+mmap threshold with a fresh ``mmap``, and its threshold moves with the history of the process,
+so a call could fault in every page of its temporaries again (measured:
+docs/measurements/runtime.md#large-temporaries). Fixing the thresholds once per process (what
+``MALLOC_MMAP_THRESHOLD_`` does) keeps freed blocks for the next call, as onnxruntime's arena
+does; glibc only, a no-op elsewhere. """
 from __future__ import annotations
 
 import ctypes

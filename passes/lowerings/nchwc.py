@@ -36,12 +36,12 @@ from .rule import LoweringContext, lowering
 
 @lowering("layout_transform")
 def lower_layout_transform(cx: LoweringContext) -> list[ir.Value]:
-    """A transpose of each channel block's ``[c, H*W]`` plane, rows and columns both
-    contiguous (views of the NCHW and NCHW<c>c tensors merge H and W): the schedule tiles
-    the long ``H*W`` by 16 where it divides, a 16 x 16 register transpose
-    (docs/measurements/layouts.md#fourth-round). Read by a ``pad_window`` of the same kernel, the result goes into the
-    interior of a padded tensor, whose rows are not contiguous: then each block's ``[c, H,
-    W]`` is transposed to ``[H, W, c]``, W the long dim
+    """A transpose of each channel block's ``[c, H*W]`` plane, rows and columns both contiguous
+    (views of the NCHW and NCHW<c>c tensors merge H and W): the schedule tiles the long ``H*W``
+    by 16 where it divides, a 16 x 16 register transpose
+    (docs/measurements/layouts.md#fourth-round). Read by a ``pad_window`` of the same kernel,
+    the result goes into the interior of a padded tensor, whose rows are not contiguous: then
+    each block's ``[c, H, W]`` is transposed to ``[H, W, c]``, W the long dim
     (docs/measurements/layouts.md#fifth-round-padding-written-by-the-producer)."""
     (x,), (dest,) = cx.inputs, cx.dests
     block = parse_blocked_layout(cx.attrs["dst_layout"])

@@ -335,12 +335,13 @@ NO_REDUCTION = "no reduction block: LLVM vectorizes the plain elementwise/copy l
 
 def _inlined_elementwise_chain(kernel: Schedule, threads: int = 1) -> Schedule | None:
     """A kernel of elementwise blocks in a chain (an epilogue of its own, as after
-    ``winograd_output``: scale, shift, residual add, activation, padding copy), each block
-    with one consumer inlined into it, so that one loop nest reads the inputs and writes the
-    result, and an innermost dim of at most :data:`CHAIN_VECTOR` elements is vectorized whole
+    ``winograd_output``: scale, shift, residual add, activation, padding copy), each block with
+    one consumer inlined into it, so that one loop nest reads the inputs and writes the result,
+    and an innermost dim of at most :data:`CHAIN_VECTOR` elements is vectorized whole
     (unscheduled, each block makes a temporary of the whole tensor;
-    docs/decisions.md#elementwise-chains). With ``threads`` > 1 (the kernel's estimated time pays for it) the outer loops
-    run parallel. None when no block inlines, a block transposes or a shape is dynamic."""
+    docs/decisions.md#elementwise-chains). With ``threads`` > 1 (the kernel's estimated time
+    pays for it) the outer loops run parallel. None when no block inlines, a block transposes or
+    a shape is dynamic."""
     blocks = list(kernel.state.blocks.values())
     if any(None in block.extents for block in blocks):
         return None  # (the space splits only static loops)
@@ -406,17 +407,17 @@ SQUARE_TRANSPOSE = 16  # where it divides: 16 x 16, mlcir-lower-vectors' AVX-512
 
 
 def _channel_block_transpose(kernel: Schedule, threads: int = 1) -> Schedule | None:
-    """A layout change to or from a channel block (``graph-layout-nchwc``'s ``[N, C, H, W]``
-    <-> ``[N, C/c, H, W, c]``): the one block transposes its input so that the innermost dim
-    of the result is read with a stride. Left to LLVM, each element is a strided load; here
-    a tile of the long dim (the merged ``H*W``) by the whole channel block (16) is one vector
-    tile, read as rows and transposed in registers: 16 x 16 where 16 divides, lowered to
-    upstream's AVX-512 shuffle sequence (mlcir-lower-vectors), else 8. Blocks of 8
-    measured slower tiled (docs/decisions.md#layout-changes). With ``threads`` > 1 the outermost loop that has as many
+    """A layout change to or from a channel block (``graph-layout-nchwc``'s ``[N, C, H, W]`` <->
+    ``[N, C/c, H, W, c]``): the one block transposes its input so that the innermost dim of the
+    result is read with a stride. Left to LLVM, each element is a strided load; here a tile of
+    the long dim (the merged ``H*W``) by the whole channel block (16) is one vector tile, read
+    as rows and transposed in registers: 16 x 16 where 16 divides, lowered to upstream's AVX-512
+    shuffle sequence (mlcir-lower-vectors), else 8. Blocks of 8 measured slower tiled
+    (docs/decisions.md#layout-changes). With ``threads`` > 1 the outermost loop that has as many
     iterations runs parallel. A layout change writing a padded tensor (``graph-pad-windows``)
     has a padding's blocks too: the fills of its border strips stay plain loops, and its copy
-    into the interior is of the transpose's result onto itself once bufferized (the
-    transpose writes there). None if ``kernel`` is not such a transpose."""
+    into the interior is of the transpose's result onto itself once bufferized (the transpose
+    writes there). None if ``kernel`` is not such a transpose."""
     blocks = [b for b in kernel.state.blocks.values()
               if not b.inlined and b.op_name not in ("linalg.fill", "linalg.copy")]
     if len(blocks) != 1 or REDUCTION in blocks[0].kinds:

@@ -267,7 +267,8 @@ def _tile_at(sch: Schedule, block: Block, attach: object, like: _Tiling) -> bool
     extent differs, a phase's taps, stays whole), its init decomposed there: the phases
     accumulate into one tile instead of passing a whole-result buffer (measured by
     bench/phase_fusion.py; docs/measurements/layouts.md#third-round). Tiled before being
-    computed there it lost its vector tile. False, with nothing changed, where ``compute_at`` refuses."""
+    computed there it lost its vector tile. False, with nothing changed, where
+    ``compute_at`` refuses."""
     rv = sch.get_block(block.name, block.func)
     if not attempt(sch.compute_at, rv, attach):
         return False
