@@ -6,7 +6,9 @@ mmap threshold with a fresh ``mmap``, and its threshold moves with the history o
 so a call could fault in every page of its temporaries again (measured:
 docs/measurements/runtime.md#large-temporaries). Fixing the thresholds once per process (what
 ``MALLOC_MMAP_THRESHOLD_`` does) keeps freed blocks for the next call, as onnxruntime's arena
-does; glibc only, a no-op elsewhere. """
+does; glibc only, a no-op elsewhere.
+"""
+
 from __future__ import annotations
 
 import ctypes
