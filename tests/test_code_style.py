@@ -102,7 +102,7 @@ def test_timing_pattern_matches_figures_and_not_rules():
                    "94% of peak", "1238 -> 1157", "0.21 -> 0.37", "1.9x faster", "20% slower"):
         assert TIMING.search(figure), figure
     for rule in ("at most 8 columns (POOLING_COLUMNS)", "-> None", "a 64^3 matmul",
-                 "docs/decisions.md#parallel-threshold", "16 lanes x 32 registers", "items"):
+                 "docs/decisions.md#threads", "16 lanes x 32 registers", "items"):
         assert not TIMING.search(rule), rule
 
 
