@@ -34,17 +34,22 @@ TIMING = re.compile(
     r"|\d(?:\.\d+)?\s*(?:->|→)\s*\d"                  # 1238 -> 1157, 0.21 -> 0.37
     r"|\d(?:\.\d+)?\s*(?:x|%)\s+(?:faster|slower)")   # 1.9x faster, 20% slower
 
-# Pending: files that other work is rewriting now; their comments move to docs/ after it lands
-# (issue 37). Remove an entry once its file passes.
+# Pending (issue 37): files whose comments still quote figures or whose module docstring is too
+# long, left alone while other work rewrites them; their text moves to docs/ once that lands.
+# Remove an entry once its file passes.
 PENDING = {
+    "mlcir/schedule/materialize.py", "passes/layout_nchwc.py", "passes/lowerings/nn.py",
+    "passes/pipelines.py", "passes/winograd.py",
+}
+# Being rewritten by other work now (they pass today): checked again once that work lands.
+REWRITING = {
     "mlcir/driver.py", "mlcir/cli.py", "mlcir/tune/apply.py", "mlcir/tune/tasks.py",
     "mlcir/tune/tune.py", "mlcir/tune/progress.py", "mlcir/targets/cpu/backend.py",
-    "mlcir/targets/cuda/backend.py", "mlcir/targets/cross/backend.py", "passes/pipelines.py",
-    "passes/winograd.py", "passes/layout_nchwc.py", "passes/pack_weights.py",
-    "passes/lowerings/nn.py", "passes/layout_chains.py", "dialects/graph.py", "dialects/opdef.py",
+    "mlcir/targets/cuda/backend.py", "mlcir/targets/cross/backend.py", "passes/pack_weights.py",
+    "passes/layout_chains.py", "dialects/graph.py", "dialects/opdef.py",
     "mlcir/runtime/executable.py", "mlcir/testing/fuzz_schedules.py",
 }
-PENDING_DIRS = ("mlcir/schedule/", "mlcir/frontend/")
+REWRITING_DIRS = ("mlcir/schedule/", "mlcir/frontend/")
 
 # Arrows between numbers that are not timings: shapes, channel counts, lane splits.
 NOT_TIMINGS = {
@@ -60,7 +65,7 @@ def package_files() -> list[str]:
 
 
 def is_pending(rel: str) -> bool:
-    return rel in PENDING or rel.startswith(PENDING_DIRS)
+    return rel in PENDING or rel in REWRITING or rel.startswith(REWRITING_DIRS)
 
 
 def comments_and_docstrings(source: str) -> list[tuple[int, str]]:
@@ -128,5 +133,13 @@ def test_no_timing_figures_in_comments(rel):
 
 def test_pending_files_exist():
     """A pending entry for a file that was renamed or removed would hide nothing: drop it."""
-    missing = [rel for rel in PENDING if not (ROOT / rel).is_file()]
+    missing = [rel for rel in PENDING | REWRITING if not (ROOT / rel).is_file()]
     assert not missing, f"pending files that no longer exist: {missing}"
+
+
+@pytest.mark.parametrize("rel", sorted(PENDING))
+def test_pending_files_still_need_it(rel):
+    """A pending file that passes both rules should leave PENDING, so that it stays clean."""
+    source = (ROOT / rel).read_text()
+    assert (module_docstring_lines(source) > DOCSTRING_LINES_MAX
+            or timing_figures(rel, source)), f"{rel} passes now: remove it from PENDING"
