@@ -7,7 +7,7 @@ Models: ``stem`` (ResNet-50's 7x7/2 convolution and max pool at 224x224), ``bott
 (ResNet-50, 256 channels at 56x56), ``basic_block`` (64 channels at 56x56), ``mobilenet_v2``
 (two inverted-residual blocks, 24 channels at 56x56), ``bert256`` (a BERT-like encoder layer,
 128 tokens, width 256, 4 heads), ``mlp1``, ``mlp64``, ``cnn`` (MNIST), ``matmul1024``; and the
-small ``resnet`` and ``transformer`` of the tuned figures in docs/tuning.md.
+small ``resnet`` and ``transformer`` of the tuned figures in docs/measurements/.
 
 For each model (mlcir.testing.onnx_models, fixed seeds) and each thread count: the
 import+compile time with default schedules and without (``schedule="none"``), then two
@@ -77,7 +77,7 @@ MODELS: dict[str, Model] = {
     "cnn": lambda: (om.mnist_cnn(), om.mnist_cnn_inputs()),
 }
 DEFAULT_MODELS = list(MODELS)
-MODELS.update({  # the small models of issue 5's figures (docs/tuning.md)
+MODELS.update({  # the small models of issue 5's figures (docs/measurements/)
     "resnet": lambda: (om.resnet_block(), om.resnet_block_inputs()),
     "transformer": lambda: (om.transformer_encoder(), om.transformer_encoder_inputs()),
 })

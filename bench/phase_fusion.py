@@ -10,7 +10,7 @@ at its row loop and only then tiled inside it with the same register tile, its i
 decomposed there, and the epilogue follows at the row loop: 9% faster than the program-order
 default, which then learned to do the same (cpu space, ``_tile_at``). The script now checks
 that the default and the hand schedule give equal outputs and run alike (timed in turns,
-1 thread; docs/tuning.md, "Third round").
+1 thread; docs/measurements/layouts.md, "Third round").
 """
 
 from __future__ import annotations

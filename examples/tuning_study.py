@@ -1,5 +1,5 @@
 """A small tuning study, end to end: how fast do search strategies and cost models find good
-schedules? (docs/tuning.md, "Tuning runs as data").
+schedules? (docs/tuning.md, "Study tuning runs").
 
     python examples/tuning_study.py [--trials 32] [--seeds 3] [--kernels matmul,conv]
                                     [--size small|medium] [--threads 1] [--out tuning_study]

@@ -3,9 +3,9 @@ inline arithmetic.
 
 LLVM lowers both to calls of libm's ``expf``/``erff``, one element at a time: a vector exp is
 scalarised into calls and a loop around a scalar one is not vectorized. Softmax spent nearly
-all its time there (4x128x128: 211 us against onnxruntime's 31), a BERT layer's GELU
-(``erf`` of 128x1024 elements) likewise. Inline, each is a few FMAs that vectorize like any
-other arithmetic.
+all its time there, a BERT layer's GELU (``erf``) likewise
+(docs/measurements/default-schedules.md#inline-exp-and-erf). Inline, each is a few FMAs
+that vectorize like any other arithmetic.
 
 ``exp``: The approximation is Cephes' ``expf`` (the one
 upstream's ``populateMathPolynomialApproximationPatterns`` uses, which is not reachable from

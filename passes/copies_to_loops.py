@@ -28,7 +28,7 @@ def _contiguous(t: ir.Type) -> bool:
 def _one_row(t: ir.Type) -> bool:
     """Whether every dim but the innermost has one element: a single run of a strided view
     (a vector tile of a padded copy), which ``memrefCopy`` copies faster than the loops
-    (measured: a depthwise convolution's padded copy by 8-element tiles, 28% slower as loops)."""
+    (docs/measurements/layouts.md#notes-moved-from-the-package-code)."""
     return all(d == 1 for d in ir.MemRefType(t).shape[:-1])
 
 

@@ -4,9 +4,9 @@ and each read of one views it in its shape again (``memref.expand_shape``, free)
 Why: MLIR 22.1 translates a global's initial value to LLVM IR as nested arrays with one LLVM
 constant per innermost row. A convolution's weights have rows of 1, 3 or 7 elements (a 1x1
 convolution's ``2048x512x1x1`` weights became a million one-element arrays), so ResNet-50's
-25.5 M weights made 15.9 M LLVM constants: 167 s of LLVM time and 4.3 GB of memory for the
-whole model (measured, docs/decisions.md "Compile time"). A one-dimensional global is a
-single LLVM constant over the blob's bytes: 4 s and 1 GB.
+25.5 M weights made 15.9 M LLVM constants, nearly all of its compile time and memory. A
+one-dimensional global is a single LLVM constant over the blob's bytes (the figures:
+docs/decisions.md#compile-time).
 
 The blob is not copied when :func:`mlcir.dialects.dtypes.constant_attr` made it (the import
 and the graph passes do): the flat attribute shares its array. A blob parsed from text is read

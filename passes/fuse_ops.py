@@ -10,28 +10,19 @@ program order, an op joins the group of a producer when the rules allow it:
 - an **injective** op (permute_dims, reshape…) merges light producer groups only, except a
   layout change (``layout_transform``), which stands alone: its kernel is a register
   transpose (the CPU default schedule's ``_channel_block_transpose``), which an elementwise
-  chain in front of it (the epilogue of a Winograd convolution, ``graph-winograd``) would
-  leave to scalar strided loops (388 against 38 + 20 us, 64 channels at 56x56);
-- a **padding** (``pad_window``) joins its producer's group, whatever it is: the producer
-  then writes into the padded tensor's interior instead of a copy doing it;
+  chain in front of it (the epilogue of a Winograd convolution) would leave to scalar
+  strided loops;
+- a **padding** (``pad_window``) joins its producer's group, which writes its interior;
 - a **reduction** (sum, softmax, layer_norm…) merges producer groups made only of
   elementwise/broadcast ops, and takes epilogues like an anchor;
-- a group holds at most one anchor or reduction, and ``max-ops`` ops;
-- a producer joins only if its value has no other user (the function's ``return`` counts): a
-  value used by several consumers ends its group, so nothing is computed twice and every group
-  has one result.
+- a group holds at most one anchor or reduction and ``max-ops`` ops; a producer joins only if
+  its value has no other user, so nothing is computed twice. Upstream and ``opaque`` ops are
+  never fused.
 
-Upstream ops (``tensor.concat``, calls) and ``opaque`` ops are never fused.
-
-Each group of two ops or more becomes a private ``func.func`` marked ``graph.primitive`` and is
-replaced by a ``func.call``; ``graph-to-loop`` later lowers a primitive into one kernel with one
-block per op (the FuseTIR step), destination-passing like a single op's kernel (the sizes of a
-dynamically shaped destination are computed at the call site), so groups with dynamic shapes
-fuse like static ones. Every value a group reads is an argument, constants (weights)
-included, so kernels stay small, identical groups (same ops, types and attributes) share one
-function, and tuning workloads do not depend on weight values. Functions are named after
-their ops: ``fused_matmul_add_relu``, then ``fused_matmul_add_relu_1`` for a group that
-differs (another shape, say).
+Each group of two ops or more becomes a private ``func.func`` marked ``graph.primitive``,
+called in its place; ``graph-to-loop`` lowers it into one kernel (the FuseTIR step). Every
+value a group reads is an argument, weights included, so identical groups share one function
+and tuning workloads do not depend on weights (docs/graph-passes.md has the details).
 """
 
 from __future__ import annotations

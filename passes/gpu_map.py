@@ -1,7 +1,6 @@
 """``mlcir-gpu-map``: every compute op runs on the GPU; mapped foralls become ``gpu.launch``.
 
 Runs after bufferization, on memrefs:
-
 1. ``memref.copy`` becomes ``linalg.copy``: a copy is a kernel like any other (on the device, a
    strided ``memref.copy`` would call the host-only ``memrefCopy``).
 2. **Default mapping** of each linalg op that no thread-mapped forall encloses
@@ -22,8 +21,8 @@ Runs after bufferization, on memrefs:
    (``map_nested_forall_to_threads``; block dims = the largest thread count per axis, smaller
    foralls predicated, a barrier after each).
 
-A schedule whose loops are bound only to threads runs in one block. Unmapped foralls (CPU
-``parallel``) and dynamic shapes are refused with the op named.
+A schedule bound only to threads runs in one block; unmapped foralls (CPU ``parallel``) and
+dynamic shapes are refused with the op named (docs/cuda.md).
 """
 
 from __future__ import annotations

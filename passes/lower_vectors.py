@@ -5,8 +5,8 @@ casts, transposes and broadcasts are lowered — the pattern set measured to giv
 AVX-512 micro-kernel for a vectorized matmul tile (16 FMAs per k step, accumulators in
 registers). A 16 x 16 transpose (a layout change's tile) is upstream's ``Shuffle16x16``
 sequence of 64 two-source shuffles; other shapes fall back to one shuffle of the flattened
-vector, which LLVM lowered to a permute per element (a 16-wide layout-change tile: 145 us
-that way, 84.5 us with the sequence). Applied as one fixed transform script to every
+vector, which LLVM lowers to a permute per element (much slower: docs/decisions.md#layout-changes).
+Applied as one fixed transform script to every
 function.
 
 Before it, a reduction of pairs (:func:`deinterleave_pair_reductions`): a strided pooling
@@ -14,7 +14,7 @@ reads its window through the view ``[.., W/2, 2]``, so its vector tile is ``vect
 reduced over the pair. Lowered as 2-D vectors, that was N loads of 2 elements and a
 shuffle to put them together per tap (perf: ``vmovups xmm``, ``vshufps``, ``vinsertf128``);
 read as one ``vector<2N>`` and split by ``vector.deinterleave`` it is one load and two
-permutes (ResNet-50's 3x3/2 max pool: 218 -> 187 us, docs/tuning.md, "Fifth round").
+permutes (docs/measurements/layouts.md#fifth-round-padding-written-by-the-producer).
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ computes.
 A padded convolution or max pool (``conv2d_nchwc``, ``max_pool2d_nchwc``, and the NCHW
 ``conv2d``, ``max_pool2d``) copies its whole input into a padded tensor before it reads a
 window: for a depthwise convolution or a max pool, memory-bound ops, that copy was the largest
-cost left (MobileNetV2's depthwise kernels, the ResNet stem's max pool; docs/tuning.md, "Fifth
-round"). onnxruntime's kernels read the borders in place; mlcir's tiles want a padded input,
-so the padding moves to where the input is made instead:
+cost left (MobileNetV2's depthwise kernels, the ResNet stem's max pool;
+docs/measurements/layouts.md#fifth-round-padding-written-by-the-producer). onnxruntime's
+kernels read the borders in place; mlcir's tiles want a padded input, so the padding moves
+to where the input is made instead:
 
 - the op's padding (and, for a convolution split into width phases, the columns its phases
   read past it) becomes a ``graph.pad_window`` of its input, with the op's padding value (0,

@@ -12,25 +12,17 @@ A pattern describes a value: ``wildcard()`` is any value, ``is_const()`` a const
     rewrite(module, fma, lambda a, b, c: graph.ewise_fma(a, b, c) if a.type == b.type == c.type else None)
 
 Matching rules:
-
 - the same pattern object, or the same name, used twice must match the same value
   (``x = wildcard("x"); is_op("graph.add")(x, x)`` matches ``x + x`` only);
 - commutative ops (``graph.add``, ``multiply``, ``maximum``, ``minimum``) match their operands
   in either order;
 - a match never duplicates work: every op matched below the root must be used only by ops of
-  the match (and not also be what a wildcard matched), since the root is replaced and those
-  ops would otherwise stay alive beside the replacement
-  (``rewrite(..., allow_duplication=True)`` lifts this).
+  the match (``rewrite(..., allow_duplication=True)`` lifts this).
 
-``rewrite`` calls ``build(**values)`` for each match, with the named values as keyword
-arguments and the insertion point and location of the matched root; ``build`` returns the
-replacement value(s), or None to leave this match alone. It is driven by upstream's greedy
-rewriter (``apply_patterns_and_fold_greedily``), with folding, constant CSE and region
-simplification turned off so that only the rewrites happen: upstream's worklist visits each
-candidate root once per sweep and sweeps again until nothing changes (a rewrite that makes a
-new match is found), and patterns are tried by benefit, the largest first. The ops a match
-leaves unused are erased by the rewrite itself (graph ops have no side-effect interface, so
-the driver would keep them).
+``rewrite`` calls ``build(**values)`` for each match (named values as keyword arguments, at
+the matched root); ``build`` returns the replacement value(s), or None to leave the match
+alone. Upstream's greedy rewriter drives it, with folding and CSE off, until nothing changes
+(docs/graph-passes.md, "Patterns").
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ for pooling only (the ``max`` op, ReduceMax and ReLU take ``maximumf``). Its exa
 "a NaN operand is skipped", cost a compare and a blend beside every ``vmaxps`` (LLVM cannot
 know that the running max is never NaN), and vectorization rebuilds the combiner of a
 reduction without the flags the lowering gave it. With ``nnan`` each is one ``vmaxps``, the
-instruction onnxruntime's pooling kernels use, NaN inputs giving what it gives (unspecified):
-ResNet-50's max pool 3x3/2 at 112x112, 254 -> 208 us.
+instruction onnxruntime's pooling kernels use, NaN inputs giving what it gives (unspecified;
+measured: docs/measurements/layouts.md#fifth-round-padding-written-by-the-producer).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Convolution and pooling tiles compile to the register-tile micro-kernel (docs/tuning.md,
-"How convolutions are scheduled").
+"""Convolution and pooling tiles compile to the register-tile micro-kernel
+(docs/measurements/convolutions.md, "How convolutions are scheduled").
 
 A conv2d kernel scheduled like a matmul — output channels x output width vectorized, every
 reduction step (input channel, kernel row, kernel column) one at a time around it — must

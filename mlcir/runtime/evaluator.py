@@ -20,9 +20,7 @@ from mlcir.errors import RuntimeInputError
 
 #: Untimed calls, in seconds, before timing code that runs on several threads. After an idle
 #: while (its OpenMP workers asleep, or the cores busy building), two-thread calls ran slow
-#: for a while here, and one warm-up call was not enough: measured on this machine (2 vCPUs),
-#: a depthwise 3x3/1 of 144 x 56 x 56 timed in 5 turns after pauses took 450-500 us in 2 of
-#: them and 110-126 in the others with one warm-up call; 105-149 with 50 ms of them.
+#: for a while, and one warm-up call was not enough (docs/measurements/runtime.md#warm-up).
 PARALLEL_WARMUP_S = 0.05
 
 

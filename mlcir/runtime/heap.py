@@ -2,12 +2,11 @@
 
 A kernel allocates its temporaries (a padded input, a convolution's deinterleaved phases, an
 accumulator) with ``malloc`` and frees them before it returns. glibc serves a block above its
-mmap threshold with a fresh ``mmap``, and its threshold moves with the history of the
-process, so a call could fault in every page of its temporaries again: measured in CPU time,
-one process with the thresholds fixed against one without, the ResNet-50 stem took 7.0
-against 12.4 ms and the MobileNetV2 blocks 3.9 against 9.8 ms (onnxruntime 2.6 and 1.4 ms in
-both). Fixing the thresholds once per process (what ``MALLOC_MMAP_THRESHOLD_`` does) keeps
-freed blocks for the next call, as onnxruntime's arena does; glibc only, a no-op elsewhere.
+mmap threshold with a fresh ``mmap``, and its threshold moves with the history of the process,
+so a call could fault in every page of its temporaries again (measured:
+docs/measurements/runtime.md#large-temporaries). Fixing the thresholds once per process (what
+``MALLOC_MMAP_THRESHOLD_`` does) keeps freed blocks for the next call, as onnxruntime's arena
+does; glibc only, a no-op elsewhere.
 """
 
 from __future__ import annotations

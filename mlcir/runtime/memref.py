@@ -15,8 +15,8 @@ import numpy as np
 
 def aligned_empty(shape, dtype, alignment: int = 64) -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts on an ``alignment``-byte boundary
-    (numpy's own allocations are only 16-byte aligned; vector loads that straddle cache lines
-    were measured 20% slower)."""
+    (numpy's own allocations are only 16-byte aligned, and vector loads that straddle cache
+    lines are slower: docs/measurements/runtime.md#alignment)."""
     dtype = np.dtype(dtype)
     shape = tuple(int(d) for d in shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize

@@ -134,8 +134,8 @@ COMMON_KEYS = ("format", "format_version", "mlcir_version", "mlir_version", "pla
 
 def write_model(path: Path, meta: dict[str, Any], library: bytes) -> None:
     """The archive of ``meta`` and ``library``, written atomically to ``path``. The library is
-    stored, not deflated: it is mostly weights, which hardly compress, and deflating
-    ResNet-50's 100 MB took 4 of the 18 s of ``mlcir compile`` (measured)."""
+    stored, not deflated: it is mostly weights, which hardly compress, and deflating them
+    took a large share of ``mlcir compile`` (docs/decisions.md#compile-time)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(METADATA, json.dumps(meta, indent=2) + "\n")

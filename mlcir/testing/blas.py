@@ -37,7 +37,7 @@ def set_threads(threads: int) -> bool:
 
 
 #: Set on some machines so that old OpenBLAS builds stay safe; numpy then runs an older, slower
-#: kernel (Haswell instead of SkylakeX: about half the GFLOPS). A benchmark removes them from
+#: kernel (Haswell instead of SkylakeX: about half the speed). A benchmark removes them from
 #: ``os.environ`` before numpy is imported, in its own process only (never in tests or CI).
 OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 

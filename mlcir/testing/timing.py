@@ -21,8 +21,8 @@ from mlcir.runtime import time_calls
 from mlcir.runtime.evaluator import PARALLEL_WARMUP_S
 
 
-#: Worker threads keep spinning after a parallel region (libomp's KMP_BLOCKTIME: 200 ms;
-#: OpenBLAS's threads a similar while), taking a core from whatever runs next. Timing turns of
+#: Worker threads keep spinning after a parallel region (libomp's KMP_BLOCKTIME, OpenBLAS's
+#: threads a similar while), taking a core from whatever runs next. Timing turns of
 #: multi-threaded calls pause this long between turns so each starts on quiet cores.
 SETTLE_S = 0.3
 
@@ -46,7 +46,7 @@ def interleaved(calls: Mapping[str, Callable[[], Any]], *, rounds: int = 5,
             if threads > 1:
                 time.sleep(SETTLE_S)
             # calls after an idle pause run slow for a while (PARALLEL_WARMUP_S): every
-            # callable gets the same warm-up (onnxruntime 115-152 us where mlcir was 105-149)
+            # callable gets the same warm-up (onnxruntime too: docs/measurements/runtime.md)
             result = time_calls(call, number=numbers[name], repeat=1, warmup=int(threads > 1),
                                 warmup_s=PARALLEL_WARMUP_S if threads > 1 else 0.0)
             samples[name].append(result.results[0])

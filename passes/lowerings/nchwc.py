@@ -36,12 +36,13 @@ from .rule import LoweringContext, lowering
 
 @lowering("layout_transform")
 def lower_layout_transform(cx: LoweringContext) -> list[ir.Value]:
-    """A transpose of each channel block's ``[c, H*W]`` plane, rows and columns both
-    contiguous (views of the NCHW and NCHW<c>c tensors merge H and W): the schedule tiles
-    the long ``H*W`` by 16 where it divides, a 16 x 16 register transpose (docs/tuning.md,
-    "Fourth round"). Read by a ``pad_window`` of the same kernel, the result goes into the
-    interior of a padded tensor, whose rows are not contiguous: then each block's ``[c, H,
-    W]`` is transposed to ``[H, W, c]``, W the long dim (docs/tuning.md, "Fifth round")."""
+    """A transpose of each channel block's ``[c, H*W]`` plane, rows and columns both contiguous
+    (views of the NCHW and NCHW<c>c tensors merge H and W): the schedule tiles the long ``H*W``
+    by 16 where it divides, a 16 x 16 register transpose
+    (docs/measurements/layouts.md#fourth-round). Read by a ``pad_window`` of the same kernel,
+    the result goes into the interior of a padded tensor, whose rows are not contiguous: then
+    each block's ``[c, H, W]`` is transposed to ``[H, W, c]``, W the long dim
+    (docs/measurements/layouts.md#fifth-round-padding-written-by-the-producer)."""
     (x,), (dest,) = cx.inputs, cx.dests
     block = parse_blocked_layout(cx.attrs["dst_layout"])
     name = cx.block_name("layout_transform")
@@ -102,7 +103,8 @@ def lower_conv2d_nchwc(cx: LoweringContext) -> list[ir.Value]:
     """One generic per width-stride phase (:class:`.nn.Window`), each accumulating into the
     previous one's result: a stride-1 window over its phase, its filter the taps it reads (a
     strided view of the packed constant). Widening the filter to taps a multiple of the
-    stride instead put a quarter of a 3x3/2's FMAs on zeros (docs/tuning.md)."""
+    stride instead put a quarter of a 3x3/2's FMAs on zeros
+    (docs/measurements/layouts.md#third-round)."""
     x, w = cx.inputs
     (dest,) = cx.dests
     spatial_dims_static("graph.conv2d_nchwc", x)
@@ -139,8 +141,8 @@ def lower_max_pool2d_nchwc(cx: LoweringContext) -> list[ir.Value]:
     vectorize along it (LLVM's loop vectorizer; the default leaves the strided window to it).
     The max is ``arith.maxnumf``, one ``vmaxps`` once the CPU pipeline's
     ``mlcir-pooling-max`` drops its NaN checks (NaN inputs unspecified, as in onnxruntime's
-    ``maxps`` kernels); ``maximumf``'s NaN propagation took 2.2x the time (1578 against
-    736 us, 64 channels at 112x112, 3x3/2)."""
+    ``maxps`` kernels); ``maximumf``'s NaN propagation took twice the time
+    (docs/measurements/layouts.md#notes-moved-from-the-package-code)."""
     (x,), (dest,) = cx.inputs, cx.dests
     spatial_dims_static("graph.max_pool2d_nchwc", x)
     elem = b.element_type(x)

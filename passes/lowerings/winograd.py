@@ -156,7 +156,8 @@ def lower_winograd_input(cx: LoweringContext) -> list[ir.Value]:
                       [zero, zero, zero, zero, j, _scaled(i_cb, c)], [0, 1, 5])
 
     # Each iteration writes a tile's 36 rows for every channel block in turn: whole rows of
-    # the 36 outputs, not a 16-channel part of each (measured 98 against 109 us at 1x64x58x58).
+    # the 36 outputs, not a 16-channel part of each (measured faster:
+    # docs/measurements/layouts.md#notes-moved-from-the-package-code).
     done = _tiles(view, [n, th], lambda ivs: [0, 0, ivs[0], ivs[1], 0, 0],
                   [a, a, 1, 1, tw, cb * c], [tw, cb], step)
     return [b.collapse(done, [[0, 1], [2, 3, 4], [5]])]

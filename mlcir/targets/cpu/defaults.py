@@ -6,76 +6,17 @@ epilogues computed per outer tile; elementwise blocks split by a vector width; o
 parallel). What it leaves open is a handful of sampled decisions: tile factors
 (``sample_perfect_tile``), the loop order, an unroll factor and elementwise vector widths
 (``sample_categorical``). :func:`default_schedule` runs that same space once to learn which
-decisions each block asks for, chooses them with the rules below (IREE's ``KernelDispatch.cpp``
+decisions each block asks for, chooses them by rules (IREE's ``KernelDispatch.cpp``
 and TVM's x86 fallback configurations reduced to the few numbers our space has), and runs it
 again with those decisions. The result is an ordinary schedule: its trace prints as Python,
 round-trips through JSON, replays, and becomes a transform script for ``mlcir-opt``; a search
 can start from it and mutate its decisions.
 
-Rules (see docs/tuning.md, "Default schedules", for the measurements):
-
-- **Register tile** (the ``[.., .., register]`` factors of the two vector dims: rows x
-  columns, columns contiguous in memory): the tile with the most FMAs per loaded element
-  whose accumulators, plus one row of column vectors and one broadcast, fit the ISA's vector
-  registers — IREE's "fill the register file" heuristic. AVX-512 (32 zmm, 16 f32): 8 x 32 for
-  a matmul, IREE's x86 default; AVX2 (16 ymm, 8 f32): 8 x 8, or 6 x 16 (BLIS's Haswell
-  kernel) where 6 divides the rows. Columns are whole vectors, or one power-of-two part of a
-  vector when the extent has no multiple of the vector width. Tiles divide extents exactly: the space has no masking or
-  peeling, so a divisor is chosen (IREE masks on AVX-512 and peels elsewhere).
-- **Reduction tile** (inner factor of each reduction dim): as much of the reduction as keeps
-  the register tile's operand slivers (``rows x K`` and ``K x columns``) within a quarter of
-  L2 (``REDUCTION_L2_SHARE``; at most 1024), innermost reduction dims (a convolution's kh,
-  kw) first and whole. (BLIS keeps a sliver in L1; at one 512-bit FMA per cycle, streaming
-  them from L2 measured faster than breaking the reduction.)
-- **Cache tile** (the middle factors): row and column panels whose ``K``-deep slices fit half
-  of L2, so each panel is reused from L2 across the register tiles of the other.
-- **Other spatial dims** (batch, a convolution's output rows): one at a time inside (IREE's
-  ``OH = 1``), all parallelism outside.
-- **Threads** (the target's ``-threads``, else the machine's): parallel only when the time
-  the threads save on the kernel's estimated serial time (vectorized FMAs at the measured
-  rate of a default register tile for reduction blocks, elements for the rest),
-  ``serial * (1 - 1/threads)``, exceeds five fork/joins (``PARALLEL_SAVING_MIN_NS``, 20 us:
-  one OpenMP region costs a few microseconds on quiet cores), so two threads are never
-  slower than one. Then the cache tiles shrink until the outer loops' iterations share
-  evenly among the threads (one thread at most 1/8 over an even share), and failing that
-  the register tile's rows.
-- **Loop order**: spatial tiles outside the reduction (so the init is per tile and epilogues
-  attach to the outer tile). **Unroll** the inner reduction loop by 4 when it divides.
-  **Elementwise vector width**: the largest offered width up to four vector registers.
-
-Kernels the rules leave unscheduled (:func:`fallback_reason` says which and why; each case
-measured slower scheduled than unscheduled, docs/tuning.md):
-
-- no reduction block (elementwise and broadcast chains, transposes, copies, gathers): LLVM's
-  loop vectorizer already vectorizes the plain loops, and the split-and-vectorize schedule
-  was 1.5-3x slower than them (relu on 1x256x64x64: 94 us unscheduled, 270-480 scheduled).
-  A chain of such blocks (no transpose, static shapes) is the exception: each block with one
-  consumer is inlined into it, so one loop nest computes the chain without a temporary per
-  block, and an innermost dim of at most 64 elements (a channel block) is vectorized whole
-  (``_inlined_elementwise_chain``; a Winograd convolution's epilogue, 1x64x56x56 with its
-  padding: 511 us unscheduled, 168 inlined, 20 inlined and vectorized);
-- a reduction of one input along its contiguous (innermost) axis (a row sum, max or mean,
-  layer norm's, softmax's) with rows of 64 elements or more (shorter ones, a global average
-  pool's 49, are tiled as vector rows: ``_short_rows``): the lowering marks float reductions
-  reassociable and LLVM's loop
-  vectorizer then reduces each row in vector lanes, while the space vectorizes across rows
-  (strided reads): sum over the last axis of 64x256x64: 677 us scheduled, 54 us unscheduled;
-  layer norm 128x256: 41 against 32 us (CPU time, under load);
-- a transcendental (``math.exp``, ``tanh``, ``erf``, ...) feeding several blocks, as softmax's
-  exp: inlining it recomputes it per consumer (softmax 4x128x128: 223 us unscheduled, 390-800
-  scheduled);
-- a reduction block the space could not vectorize (a grouped convolution's generic, a strided
-  depthwise one): scalar tiles are slower than the plain loops;
-- a space that fails (a ``ScheduleError`` while scheduling or materialising; a kernel with a
-  dynamic dim, whose loops the space cannot split): the default never makes a kernel
-  unbuildable.
-
-Pooling and stride-1 depthwise convolutions are scheduled like any window (register tile
-channels x output width, taps stepped around it): measured in CPU time under load, the
-MobileNetV2 depthwise 3x3 with its batch norm and clip 3558 -> 970 us, the MNIST CNN's max
-pool 2x2 58 -> 12 us, ResNet-50's max pool 3x3/2 1238 -> 1157 us (half of it the padded copy
-of the input, docs/tuning.md). An earlier rule left them unscheduled on wall-clock figures
-that the load of the machine had made meaningless.
+The rules, each with its reason, are in docs/decisions.md, "Default schedules"
+(register tile, reduction and cache tiles, threads, loop order and unroll); their measurements
+in docs/measurements/default-schedules.md. :func:`fallback_reason` says which kernels stay
+unscheduled and why (docs/decisions.md#kinds-left-unscheduled): a default never makes a
+kernel slower than its plain loops, nor unbuildable.
 """
 
 from __future__ import annotations
@@ -97,19 +38,16 @@ from mlcir.target import Target
 from .facts import CpuFacts, target_facts
 from .space import CACHE_REDUCTION_MAX, _parallel_outer, cpu_space, scalar_by_design
 
-# One OpenMP parallel region (fork and join) on this class of machine, measured on quiet
-# cores: a 64^3 matmul took 8.3 us serial and 8.3 us parallel on 2 threads, so a region costs
-# a few microseconds. (Under load a thread whose core comes late holds up the region: 100 us
-# was measured then.) The threads must save several fork/joins (parallel_threads).
+# One OpenMP parallel region (fork and join) on quiet cores: a few microseconds. The threads
+# must save several of them (parallel_threads; docs/decisions.md#threads).
 FORK_JOIN_NS = 4_000.0
 PARALLEL_SAVING_MIN_NS = 5 * FORK_JOIN_NS
-# Serial-time estimate: f32 FMAs per ns per vector lane of a default register tile (measured:
-# 2.4 for a 3x3 convolution at 56x56, 3.5 for a 512^3 matmul; 48 FMAs/ns with 16 lanes),
-# elements per ns elsewhere.
+# Serial-time estimate: f32 FMAs per ns per vector lane of a default register tile (the
+# measured rate, docs/measurements/default-schedules.md#the-rules), elements per ns elsewhere.
 FMAS_PER_NS_PER_LANE = 3.0
 ELEMENTS_PER_NS = 4.0
-# Streaming a kernel's arguments from L3/memory on one core (measured: the MNIST CNN's
-# 9216 x 128 matrix-vector product reads its 4.7 MB of weights in 54-66 us).
+# Streaming a kernel's arguments from L3/memory on one core (measured on the MNIST CNN's
+# matrix-vector product: docs/measurements/default-schedules.md#notes-moved-from-the-package-code).
 STREAM_BYTES_PER_NS = 80.0
 UNROLL = 4
 ELEMENTWISE_VECTORS = 4
@@ -137,26 +75,19 @@ class _BlockPlan:
 
 
 # Columns of a named pooling's register tile (linalg.pooling_*: a window of stride 1 in the
-# width, or one output column). Its taps read each row at every offset, and a vector of a
-# whole cache line (16 f32) splits a line on each unaligned one; half a line splits half as
-# often. Measured on one thread, the inner 54 x 48 outputs of a 3x3/1 average pooling of
-# 64 x 56 x 56: 95 us with 48 columns (3 vectors), 84 with 16, 53 with 8. (A strided pooling
-# reads a phase view instead, whole rows deinterleaved in registers: wider tiles win there.)
+# width, or one output column): half a cache line, since its taps read each row at every
+# offset and a whole-line vector splits a line on each unaligned one
+# (docs/decisions.md#pooling-columns).
 POOLING_COLUMNS = 8
 
 
 # The reduction tile's slivers (``(r + c) x K``) stream from L2, not L1: one 512-bit FMA per
-# cycle on this machine (bench/peak.py) leaves L2 bandwidth to spare, and each break in the
-# reduction stores and reloads the register tile's accumulators. Measured untuned on one
-# thread, 8 x 32 tiles (K x slivers within 1/4 of L2 instead of 32 KiB of L1): the matmul
-# 64 x 768 x 3072 3032 -> 2715 us (84% -> 94% of peak), 64 x 3072 x 768 2752 -> 2651, the
-# NCHW 1x1 convolution of ResNet-50 936 -> 929. (Other convolutions' reductions, channels x
-# taps, were already whole or limited by their own dims: their decisions did not change.)
+# cycle leaves L2 bandwidth to spare, and each break in the reduction stores and reloads the
+# register tile's accumulators (docs/decisions.md#reduction-tile).
 REDUCTION_L2_SHARE = 4
 
-# How much more than an even share of a parallel loop's iterations one thread may get. The
-# matrix-vector product 1 x 3072 x 768 on two threads had 3 iterations of 8 weight panels
-# (one thread did two): 110 us, against 67 with 6 iterations of 4 panels.
+# How much more than an even share of a parallel loop's iterations one thread may get: the
+# thread with the extra iteration sets the kernel's time (docs/decisions.md#threads).
 UNEVEN_SHARE_MAX = 0.125
 
 
@@ -338,7 +269,7 @@ def estimated_serial_ns(kernel: Schedule, facts: CpuFacts) -> float:
     """A rough serial time of the kernel once scheduled (a threshold, not a cost model): its
     vectorized FMAs for blocks with a reduction and elements for the others, or the time to
     stream its arguments once (:data:`STREAM_BYTES_PER_NS`), whichever is longer: a
-    matrix-vector product with 4.7 MB of weights is 25 us of FMAs and 60 of reading."""
+    matrix-vector product is bound by reading its weights, not by its FMAs."""
     total = 0.0
     for block in kernel.state.blocks.values():
         iterations = math.prod(e or 1 for e in block.extents)
@@ -365,8 +296,8 @@ def _argument_bytes(module: ir.Module) -> int:
 
 def parallel_threads(serial_ns: float, threads: int) -> int:
     """The threads a kernel estimated at ``serial_ns`` runs on: all ``threads`` when they save
-    more than :data:`PARALLEL_SAVING_MIN_NS` (``serial_ns * (1 - 1/threads) > 20 us``: 40 us
-    of serial work on 2 threads, 27 us on 4), else 1."""
+    more than :data:`PARALLEL_SAVING_MIN_NS` (``serial_ns * (1 - 1/threads)``), else 1
+    (docs/decisions.md#threads)."""
     if threads > 1 and serial_ns * (1 - 1 / threads) > PARALLEL_SAVING_MIN_NS:
         return threads
     return 1
@@ -404,13 +335,13 @@ NO_REDUCTION = "no reduction block: LLVM vectorizes the plain elementwise/copy l
 
 def _inlined_elementwise_chain(kernel: Schedule, threads: int = 1) -> Schedule | None:
     """A kernel of elementwise blocks in a chain (an epilogue of its own, as after
-    ``winograd_output``: scale, shift, residual add, activation, padding copy), each block
-    with one consumer inlined into it, so that one loop nest reads the inputs and writes the
-    result, and an innermost dim of at most :data:`CHAIN_VECTOR` elements is vectorized whole.
-    Unscheduled, each block made a temporary of the whole tensor: 511 us for a batch norm,
-    ReLU and padding of 1x64x56x56; 168 us inlined, 20 us inlined and vectorized (one
-    thread). With ``threads`` > 1 (the kernel's estimated time pays for it) the outer loops
-    run parallel. None when no block inlines, a block transposes or a shape is dynamic."""
+    ``winograd_output``: scale, shift, residual add, activation, padding copy), each block with
+    one consumer inlined into it, so that one loop nest reads the inputs and writes the result,
+    and an innermost dim of at most :data:`CHAIN_VECTOR` elements is vectorized whole
+    (unscheduled, each block makes a temporary of the whole tensor;
+    docs/decisions.md#elementwise-chains). With ``threads`` > 1 (the kernel's estimated time
+    pays for it) the outer loops run parallel. None when no block inlines, a block transposes or
+    a shape is dynamic."""
     blocks = list(kernel.state.blocks.values())
     if any(None in block.extents for block in blocks):
         return None  # (the space splits only static loops)
@@ -476,19 +407,17 @@ SQUARE_TRANSPOSE = 16  # where it divides: 16 x 16, mlcir-lower-vectors' AVX-512
 
 
 def _channel_block_transpose(kernel: Schedule, threads: int = 1) -> Schedule | None:
-    """A layout change to or from a channel block (``graph-layout-nchwc``'s ``[N, C, H, W]``
-    <-> ``[N, C/c, H, W, c]``): the one block transposes its input so that the innermost dim
-    of the result is read with a stride. Left to LLVM, each element is a strided load; here
-    a tile of the long dim (the merged ``H*W``) by the whole channel block (16) is one vector
-    tile, read as rows and transposed in registers: 16 x 16 where 16 divides, lowered to
-    upstream's AVX-512 shuffle sequence (mlcir-lower-vectors), else 8 (measured on one
-    thread, 144 channels at 56x56, in / out of NCHW16c: 8-wide 91 / 101 us, 16 x 16 84.5 /
-    80 us; 3.2 MB with 8-wide tiles 412 -> 261 and 586 -> 294 us against none). Blocks of 8
-    measured slower tiled. With ``threads`` > 1 the outermost loop that has as many
+    """A layout change to or from a channel block (``graph-layout-nchwc``'s ``[N, C, H, W]`` <->
+    ``[N, C/c, H, W, c]``): the one block transposes its input so that the innermost dim of the
+    result is read with a stride. Left to LLVM, each element is a strided load; here a tile of
+    the long dim (the merged ``H*W``) by the whole channel block (16) is one vector tile, read
+    as rows and transposed in registers: 16 x 16 where 16 divides, lowered to upstream's AVX-512
+    shuffle sequence (mlcir-lower-vectors), else 8. Blocks of 8 measured slower tiled
+    (docs/decisions.md#layout-changes). With ``threads`` > 1 the outermost loop that has as many
     iterations runs parallel. A layout change writing a padded tensor (``graph-pad-windows``)
     has a padding's blocks too: the fills of its border strips stay plain loops, and its copy
-    into the interior is of the transpose's result onto itself once bufferized (the
-    transpose writes there). None if ``kernel`` is not such a transpose."""
+    into the interior is of the transpose's result onto itself once bufferized (the transpose
+    writes there). None if ``kernel`` is not such a transpose."""
     blocks = [b for b in kernel.state.blocks.values()
               if not b.inlined and b.op_name not in ("linalg.fill", "linalg.copy")]
     if len(blocks) != 1 or REDUCTION in blocks[0].kinds:
@@ -504,7 +433,7 @@ def _channel_block_transpose(kernel: Schedule, threads: int = 1) -> Schedule | N
     if len(short) == 2:  # a row of at most 16 (the padded form's W): the block is written
         short = [written]
     if read == written or len(short) != 1 or block.extents[short[0]] != 16:
-        # (blocks of 8 measured slower tiled: 24 channels at 56x56 into NCHW8c 7 -> 21 us)
+        # (blocks of 8 measured slower tiled: docs/decisions.md#layout-changes)
         return None
     (long_dim,) = [d for d in (read, written) if d not in short]
     sch = Schedule(kernel.original)
@@ -533,10 +462,8 @@ def _short_rows(kernel: Schedule, facts: CpuFacts, threads: int = 1) -> Schedule
     global average pool's 7x7 = 49, merged into one axis by the lowering): LLVM fully unrolls
     such a row before its loop vectorizer runs, then vectorizes across rows with gathers (a
     choice of LLVM's unroller, not of the ISA). Here a tile of ``lanes`` rows by the whole
-    row is one vector tile: read as rows, reduced in registers.
-    Measured on one thread, unscheduled -> tiled: 1x2048x7x7 36.8 -> 20.4 us, 1x512x7x7
-    15.6 -> 7.3, 1x1024x3x3 3.8 -> 1.9, a sum of 512x40 7.4 -> 4.7; rows of 64 and more
-    (sum over 64x256x64: 50 -> 184 us) LLVM vectorizes well, and they stay unscheduled. With
+    row is one vector tile: read as rows, reduced in registers. Rows of 64 and more LLVM
+    vectorizes well, and they stay unscheduled (docs/decisions.md#short-rows). With
     ``threads`` > 1 the outer row loop runs parallel when it has an iteration per thread.
     None if ``kernel`` has other reductions, or a transcendental (softmax keeps its rule)."""
     lanes = facts.lanes(ELEMENT_BYTES)

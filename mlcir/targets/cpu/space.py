@@ -6,26 +6,20 @@
    convolution (``compute_inline``).
 2. **Multi-level tiling** of each block with a reduction ("SRSRS"): the two vector dimensions
    (the last two spatial dims; an NCHW convolution's or pooling's (output) channels and width)
-   are split in three
-   levels ``[outer, middle, register]``, other spatial dims in two, reduction dims in two; the
-   loops are ordered ``S-outer R-outer S-middle R-inner S-register``; the register tile is
-   vectorized (the reduction steps one at a time around it, so the accumulators stay in
-   registers); the innermost reduction loop is unrolled by a sampled factor; the outer spatial
-   loops are fused and run in parallel when the target has several threads; the init is
-   computed per outer tile (``decompose_reduction``).
-   The phases of a strided window (blocks accumulating into each other's results) share
-   decisions; of two phases the last is tiled first and the first computed at its outer tile,
-   then tiled inside it, so both accumulate into one tile.
+   are split in three levels ``[outer, middle, register]``, other spatial and reduction dims
+   in two; loops ordered ``S-outer R-outer S-middle R-inner S-register``; the register tile
+   vectorized (the accumulators stay in registers), the inner reduction loop unrolled by a
+   sampled factor, the outer spatial loops fused and parallel with several threads, the init
+   per outer tile (``decompose_reduction``). The phases of a strided window share decisions
+   and accumulate into one tile (``_tile_at``).
 3. **Epilogues**: an elementwise consumer of a tiled block is computed right after each outer
    tile (``reverse_compute_at``) and vectorized.
 4. **Elementwise blocks** left: the innermost dimension is split by a sampled vector width and
    vectorized, the outer loop parallel.
 
-Blocks the vectorizer cannot take (an operand read through an expression such as ``oh + kh``,
-other than the NCHW convolution and pooling it decomposes: a grouped convolution as a generic)
-are tiled the same way but not vectorized.
-
-Every sampled value is a decision in the trace, so the space is searched by mutating them.
+Blocks the vectorizer cannot take (a grouped convolution's generic) are tiled the same way but
+not vectorized. Every sampled value is a decision in the trace, so the space is searched by
+mutating them (docs/tuning.md, "The default design space").
 """
 
 from __future__ import annotations
@@ -52,9 +46,7 @@ VECTOR_COLUMNS_MAX = 64    # columns of the register tile (4 zmm of f32)
 CACHE_REDUCTION_MAX = 1024  # the reduction tile around the register tile
 VECTOR_ELEMENTS_MAX = 512  # a vectorized transpose tile
 # A reduction block with fewer iterations runs serial in a parallel kernel: its share of the
-# work saves less than an OpenMP fork/join costs (~4 us, targets/cpu/defaults.py). A 3x3/2
-# max pooling of 64 x 56 x 56 has border rectangles of 64 x 27 x 6 iterations; with them
-# parallel it took 47 us on two threads against 34 on one.
+# work saves less than an OpenMP fork/join costs (docs/decisions.md#threads).
 PARALLEL_ITERATIONS_MIN = 1 << 15
 
 
@@ -70,8 +62,8 @@ def _vector_dims(block: Block) -> list[int]:
         width = [d for d in out.terms[3][0] if d in spatial]
         if channels and _pooled_channel(block, max(channels)):
             # A pooling: its channels are strided in the input (NCHW), so the width alone
-            # in the lanes, the phase of a strided window with it (a 3x3/2 max pool of 64
-            # channels at 112x112: 914 us with channels x width, 328 width alone).
+            # in the lanes, the phase of a strided window with it (measured much faster:
+            # docs/measurements/default-schedules.md#notes-moved-from-the-package-code).
             return width[:1]
         return sorted(([max(channels)] if channels else []) + width[:1])
     dims = spatial[-2:]
@@ -232,7 +224,8 @@ def _tile_reduction(sch: Schedule, block: Block, threads: int,
             not _epilogue_blocks(sch, block):
         # A whole reduction: its outer loops run once, so they go inside the middle tiles,
         # and the init, decomposed above them, starts each register tile's accumulators
-        # instead of filling the outer tile in memory first (64 x 768 x 3072: 2-3% faster).
+        # instead of filling the outer tile in memory first
+        # (docs/decisions.md#loop-order-and-unroll).
         # Not under an epilogue, which is computed per outer tile: the register tiles'
         # results would pass through a temporary of that tile.
         sch.reorder(*s_outer, *s_mid, *r_outer, *r_inner, *s_reg, *r_tile)
@@ -272,9 +265,10 @@ def _tile_at(sch: Schedule, block: Block, attach: object, like: _Tiling) -> bool
     """An earlier phase computed at the outer tile of the last one (``attach``), then tiled
     inside it with the last phase's decisions (the same register tile; a reduction whose
     extent differs, a phase's taps, stays whole), its init decomposed there: the phases
-    accumulate into one tile instead of passing a whole-result buffer (the ResNet stem's
-    convolution 2552 -> 2314 us, bench/phase_fusion.py). Tiled before being computed there
-    it lost its vector tile. False, with nothing changed, where ``compute_at`` refuses."""
+    accumulate into one tile instead of passing a whole-result buffer (measured by
+    bench/phase_fusion.py; docs/measurements/layouts.md#third-round). Tiled before being
+    computed there it lost its vector tile. False, with nothing changed, where
+    ``compute_at`` refuses."""
     rv = sch.get_block(block.name, block.func)
     if not attempt(sch.compute_at, rv, attach):
         return False
@@ -362,8 +356,7 @@ def _tile_elementwise(sch: Schedule, block: Block, threads: int) -> None:
 def _parallel_outer(sch: Schedule, loops: list, threads: int) -> None:
     """Run the outer ``loops`` parallel, fused as far as it takes to give every thread an
     iteration: a padding copy's loops are ``(n, c, ..)`` with a batch of 1, and leaving it
-    serial made a MobileNetV2 depthwise kernel no faster on 2 threads (147.7 us against 81.0
-    with the copy parallel over n x c)."""
+    serial made a whole depthwise kernel no faster on 2 threads."""
     extent, count = 1, 0
     for loop in loops:
         extent *= sch.get(loop).extent

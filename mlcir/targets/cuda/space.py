@@ -11,26 +11,17 @@ kernel:
    into ``[block, thread, register]``: the register tile (1, 2 or 4 elements: vector loads),
    the threads of a block along the dim (sampled among the divisors that keep at most 1024
    threads per block), the blocks the rest. A third spatial dim goes whole to ``blockIdx.z``.
-   Reduction dims are split ``[outer, inner]`` (inner at most 32, the chunk staged in shared
-   memory). A sampled choice stages the inputs the block's threads share (those whose indexing
-   lacks a spatial dim: both operands of a matmul; not a row reduction's input, which each
-   thread reads alone) in **shared memory** per outer reduction step, offered only when the
-   stage fits in 48 KiB (``cache_read(..., "shared")`` at the outer reduction loop, which then sits
-   between the block and thread loops), or keeps the whole reduction inside each thread (then
-   the accumulators of the register tile stay in registers). The register tile is vectorized
-   when the sample says so, it has more than one element and every operand is read with plain
-   dims (a convolution's window tile does not vectorize on every shape); the inner reduction loop is
-   unrolled by a sampled factor (1, 2, 4, 8).
+   Reduction dims are split ``[outer, inner]`` (inner at most 32). A sampled choice stages the
+   inputs the block's threads share in **shared memory** per outer reduction step (when the
+   stage fits in 48 KiB), or keeps the whole reduction inside each thread. The register tile
+   is vectorized when sampled and legal; the inner reduction loop unrolled by 1, 2, 4 or 8.
 3. **Elementwise blocks**: the innermost dim is split ``[block, thread, vector]`` (vector 1, 2
    or 4; threads 32…1024 among the divisors), the next two dims go whole to ``blockIdx.y`` and
    ``blockIdx.z``.
 
-Loops are bound ``blockIdx.{x,y,z}`` / ``threadIdx.{x,y}``; other spatial dims stay serial
-inside each thread, and blocks this space leaves alone (inits, copies) get the pipeline's default
-mapping. Every sampled value is a decision of the trace; the candidate lists come from the
-kernel's static extents and the earlier decisions, so sampled traces stay within valid launches
-(at most 1024 threads, at most 48 KiB of f32 shared memory); a mutation that changes an earlier
-decision can make a later one invalid, which the search records as a rejected candidate.
+Other spatial dims stay serial inside each thread; blocks this space leaves alone (inits,
+copies) get the pipeline's default mapping. Sampled traces stay within valid launches; a
+mutation that makes a later decision invalid is a rejected candidate (docs/cuda.md).
 """
 
 from __future__ import annotations
