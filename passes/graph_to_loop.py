@@ -255,7 +255,7 @@ class _CallSiteSizes:
     """The dynamic sizes of a kernel's ``tensor.empty`` destinations computed from its
     arguments, at a call site (``operands`` replacing the arguments; ops created at the
     current insertion point) or only checked (``operands`` None): through the blocks'
-    destinations, views (expand/collapse_shape, cast, extract_slice) and index arithmetic."""
+    destinations, views (expand/collapse_shape, cast, extract_slice), inserted slices and index arithmetic."""
 
     def __init__(self, entry: ir.Block, operands: list[ir.Value] | None):
         self.entry, self.operands = entry, operands
@@ -282,6 +282,8 @@ class _CallSiteSizes:
             return self.index(sizes[before]) if before < len(sizes) else self._fail()
         if op.name == "tensor.cast":
             return self.dim(op.operands[0], axis)
+        if op.name == "tensor.insert_slice":  # the destination's shape
+            return self.dim(op.operands[1], axis)
         if op.name == "tensor.collapse_shape":
             group = [int(ir.IntegerAttr(i).value) for i in
                      ir.ArrayAttr(ir.ArrayAttr(op.attributes["reassociation"])[axis])]
@@ -350,6 +352,7 @@ def _one_destination(empty: ir.Operation) -> bool:
     """Whether ``empty`` is written as one tensor: by one op, or in disjoint slices (a
     padding's border strips and interior, each an ``extract_slice`` written and inserted)."""
     uses = [use.owner.operation.name for use in empty.result.uses]
+    uses = [u for u in uses if u != "tensor.dim"]  # reading a size writes nothing
     return len(uses) == 1 or all(u in ("tensor.extract_slice", "tensor.insert_slice")
                                  for u in uses)
 

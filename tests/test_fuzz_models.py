@@ -5,12 +5,17 @@ runs)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+from mlcir.errors import FrontendError
+from mlcir.frontend import from_onnx
 from mlcir.testing import fuzz_models
 from mlcir.testing.model_generator import OPS, generate
 
@@ -113,3 +118,50 @@ def test_refusals_name_the_node_and_op():
                                      {"threads": 1, "layout": "none", "tune": False})
     assert result["outcome"] == "refused" and result["stage"] == "import"
     assert "the_hardmax" in result["reason"] and "Hardmax" in result["reason"]
+
+
+FOUND = Path(__file__).parent / "models" / "fuzz"
+
+
+def _found_case(name: str) -> tuple[bytes, list[dict[str, np.ndarray]], dict]:
+    """A shrunk model the fuzzer found, its inputs (``name@i`` per feed) and build options."""
+    meta = json.loads((FOUND / f"{name}.json").read_text())
+    with np.load(FOUND / f"{name}.npz") as data:
+        feeds: dict[int, dict[str, np.ndarray]] = {}
+        for key in data.files:
+            input_name, index = key.rsplit("@", 1)
+            feeds.setdefault(int(index), {})[input_name] = data[key]
+    options = {"threads": meta["threads"], "layout": meta["layout"], "tune": False}
+    return (FOUND / f"{name}.onnx").read_bytes(), [feeds[i] for i in sorted(feeds)], options
+
+
+@pytest.mark.parametrize("name", [
+    # A dynamic kernel's destination size read through tensor.dim of the destination itself.
+    "dynamic-slice-destination",
+    # ... and through the tensor.insert_slice of a padded pooling's border strips.
+    "dynamic-pool-insert-slice-destination",
+    pytest.param("packed-matmul-row-tail-mask", marks=pytest.mark.xfail(
+        strict=True, reason="a masked row tail of the packed matmul's register tile (M=9) "
+        "lowers to a vector.maskedstore whose mask shape differs (docs/fuzzing.md, open)")),
+])
+def test_models_the_fuzzer_found_match_onnxruntime(name):
+    model, feeds, options = _found_case(name)
+    result = fuzz_models.check_model(model, feeds, options)
+    assert result["outcome"] == "ok", result
+
+
+def test_split_along_a_static_axis_of_a_symbolic_input():
+    """Split needs only the size of the dimension it splits (the fuzzer's commonest refusal)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6, 4])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 3, 4]) for n in "ab"]
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b"], axis=1)], "g", [x], outs),
+        opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(0)
+    feeds = [{"x": rng.standard_normal((n, 6, 4)).astype(np.float32)} for n in (1, 5)]
+    result = fuzz_models.check_model(model.SerializeToString(), feeds,
+                                     {"threads": 1, "layout": "packed", "tune": False})
+    assert result["outcome"] == "ok", result
+    model.graph.node[0].attribute[0].i = 0  # along N itself: refused, saying why
+    with pytest.raises(FrontendError, match="Split along dimension 0, which is symbolic"):
+        from_onnx(model)

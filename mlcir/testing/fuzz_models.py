@@ -176,10 +176,12 @@ def fuzz(cases: int, seed: int = 0, jobs: int = 1, timeout: float = 300.0,
 
 
 def shrink(model: Any, feeds: list[dict[str, np.ndarray]], options: dict[str, Any],
-           outcome: str, timeout: float = 300.0, budget: int = 60) -> Any:
-    """The smallest model found that still ends in ``outcome`` when built with ``options``:
-    outputs dropped one at a time, nodes bypassed (their output replaced by a same-typed
-    input), dead nodes removed; at most ``budget`` candidates are tried."""
+           outcome: str, timeout: float = 300.0, budget: int = 60,
+           reason: str | None = None) -> Any:
+    """The smallest model found that still ends in ``outcome`` (a refusal: for the same
+    ``reason``, as :func:`reason_group` reads it) when built with ``options``: outputs dropped
+    one at a time, nodes bypassed (their output replaced by a same-typed input), dead nodes
+    removed; at most ``budget`` candidates are tried."""
     tries = 0
 
     def still_fails(candidate: Any) -> bool:
@@ -188,7 +190,8 @@ def shrink(model: Any, feeds: list[dict[str, np.ndarray]], options: dict[str, An
         request = {"case": 0, "model": base64.b64encode(candidate.SerializeToString()).decode(),
                    "feeds": [_pack(f) for f in feeds], "options": options}
         answer = run_in_workers("mlcir.testing.fuzz_models", [request], 1, timeout)[0]
-        return answer["outcome"] == outcome
+        return answer["outcome"] == outcome and (
+            reason is None or reason_group(answer.get("reason", "")) == reason_group(reason))
 
     changed = True
     while changed and tries < budget:

@@ -239,9 +239,12 @@ class Split(Converter):
 
     @classmethod
     def split(cls, cx: GraphBuilder, node: Node, x: Value, sizes: list[int] | None) -> list[Value]:
-        shape = cx.static_shape(x, "Split")
+        shape = cx.shape(x)  # only the split dimension needs a size
         axis = cx.axis(node.attr("axis", 0), len(shape))
         dim = shape[axis]
+        if dim is None:
+            raise cx.error(f"Split along dimension {axis}, which is symbolic, needs a size: "
+                           "give it one with from_onnx(..., shape_dict={input: shape})")
         count = len(node.outputs)
         if sizes is None:
             parts = int(node.attr("num_outputs", count))
