@@ -73,6 +73,7 @@ DOMAINS = {
     "above-one": lambda v: np.abs(v) + np.float32(1.05),
     "wide": lambda v: v * np.float32(3),                       # both sides of the kinks
     "halves": lambda _v: np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5], np.float32),
+    "ties": lambda v: np.clip(np.round(v), -1, 1),                # many equal values
     "nonzero": lambda v: np.where(np.abs(v) < 0.1, np.float32(0.5), v * np.float32(3)),
 }
 
@@ -251,6 +252,25 @@ SINGLE_OPS = [
     case("Dropout", [[3, 4]]),
     case("Shape", [[3, 4, 5]]),
     case("Shape", [[3, 4, 5]], {"start": 1, "end": -1}, opset=15, id="Shape-start-end"),
+    # Composed of graph ops (mlcir/frontend/converters/composite.py).
+    case("ReduceL1", [[3, 4, 5]], inits={"axes": i64(1)}, opset=18),
+    case("ReduceL1", [[3, 4, 5]], {"keepdims": 0}, opset=18, id="ReduceL1-all"),
+    case("ReduceL2", [[3, 4, 5]], {"keepdims": 0}, inits={"axes": i64(0, 2)}, opset=18),
+    case("ReduceSumSquare", [[3, 4, 5]], inits={"axes": i64(-1)}, opset=18),
+    case("ReduceLogSumExp", [[3, 4, 5]], inits={"axes": i64(1)}, opset=18, domain="wide"),
+    case("ReduceLogSumExp", [[3, 4, 5]], {"keepdims": 0}, inits={"axes": i64(2, 0)},
+         opset=18, id="ReduceLogSumExp-keepdims0"),
+    case("ReduceL2", [[3, 4]], {"axes": [1]}, opset=13, id="ReduceL2-axes-attribute"),
+    case("LpNormalization", [[3, 4, 5]], {"axis": 1, "p": 2}),
+    case("LpNormalization", [[3, 4, 5]], {"axis": -1, "p": 1}, id="LpNormalization-p1"),
+    case("Hardmax", [[3, 6]]),
+    case("Hardmax", [[2, 3, 4]], {"axis": 1}, id="Hardmax-axis1"),
+    case("Hardmax", [[4, 6]], domain="ties", id="Hardmax-ties"),
+    case("LRN", [[2, 7, 5, 5]], {"size": 3, "alpha": 1e-3, "beta": 0.75, "bias": 2.0}),
+    case("RMSNormalization", [[2, 3, 8]], {"epsilon": 1e-5},
+         inits={"scale": f32(8, seed=3)}, opset=23),
+    case("RMSNormalization", [[2, 3, 8]], {"axis": 1}, inits={"scale": f32(3, 8, seed=3)},
+         opset=23, id="RMSNormalization-axis1"),
 ]
 
 
@@ -272,10 +292,24 @@ def test_every_supported_op_is_tested():
     shape_ops = {"ConstantOfShape", "Range", "Size"}
     from test_frontend_ops_exporters import TESTED_OPS  # the exporters' ops: tested there
 
-    tested = {p.values[0] for p in SINGLE_OPS} | {"CastLike", "BitwiseAnd", "BitwiseOr",
+    # MeanVarianceNormalization: test_mean_variance_normalization (onnx's strict shape
+    # inference of its function body fails, so not through single_op).
+    tested = {p.values[0] for p in SINGLE_OPS} | {"MeanVarianceNormalization"} | {
+                  "CastLike", "BitwiseAnd", "BitwiseOr",
                                                   "BitwiseXor", "BitwiseNot", "Mod"} | \
         boolean_ops | shape_ops
     assert set(supported_ops()) - tested - TESTED_OPS == set()
+
+
+@pytest.mark.parametrize("shape, attrs", [([2, 3, 4, 5], {}), ([2, 3, 4], {"axes": [1]}),
+                                          ([3, 5], {"axes": [0, 1]})])
+def test_mean_variance_normalization(shape, attrs):
+    x = helper.make_tensor_value_info("x", F32, shape)
+    y = helper.make_tensor_value_info("y", F32, shape)
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("MeanVarianceNormalization", ["x"], ["y"], **attrs)], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    compare(model, {"x": f32(*shape)})
 
 
 def _model(nodes, inputs, outputs, initializers=(), opset=om.DEFAULT_OPSET,
