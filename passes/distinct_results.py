@@ -1,11 +1,13 @@
-"""``mlcir-distinct-results``: a function never returns the same computed tensor twice.
+"""``mlcir-distinct-results``: a function never returns the same buffer twice.
 
 A model may have two outputs that are one value (an ONNX Slice over the whole range folds
-to its input, and both are outputs). Each result becomes its own out-parameter, and
-``buffer-results-to-out-params`` aborts the process on a buffer returned twice
-(docs/decisions.md#distinct-results). Every repeated occurrence of a value in a
-``func.return`` becomes a copy (``bufferization.alloc_tensor ... copy``). Function arguments and
-constants returned twice are left alone: bufferization copies those already.
+to its input; a cast there and back is no kernel at all), and both are outputs. Each result
+becomes its own out-parameter, and ``buffer-results-to-out-params`` aborts the process on a
+buffer returned twice (docs/decisions.md#distinct-results). Every repeated occurrence of a
+value in a ``func.return`` becomes a copy: on tensors (``bufferization.alloc_tensor ... copy``,
+before bufferization) and again on memrefs (``memref.alloc`` + ``memref.copy``, right before
+``buffer-results-to-out-params``: bufferization finds kernels whose result is their input).
+Arguments, and constants on tensors, returned twice are left alone: bufferization copies those.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import bufferization
+from mlir.dialects import arith, bufferization, memref
 
 from .graph_to_loop import functions
 from .registry import ModulePass, register_pass
@@ -40,14 +42,26 @@ def _copy_repeats(ret: ir.Operation) -> None:
     for index, value in enumerate(list(ret.operands)):
         repeated = any(value == earlier for earlier in seen)
         seen.append(value)
-        if not repeated or not _computed_tensor(value):
+        if not repeated or isinstance(value, ir.BlockArgument):
             continue
         with ir.InsertionPoint(ret), ret.location:
-            copy = bufferization.AllocTensorOp(value.type, [], copy=value)
-        ret.operands[index] = copy.result
+            if isinstance(value.type, ir.RankedTensorType):
+                if ir.OpResult(value).owner.name == "arith.constant":
+                    continue
+                copy = bufferization.AllocTensorOp(value.type, [], copy=value).result
+            elif isinstance(value.type, ir.MemRefType):
+                copy = _memref_copy(value)
+            else:
+                continue
+        ret.operands[index] = copy
 
 
-def _computed_tensor(value: ir.Value) -> bool:
-    if not isinstance(value.type, ir.RankedTensorType) or isinstance(value, ir.BlockArgument):
-        return False
-    return ir.OpResult(value).owner.name != "arith.constant"
+def _memref_copy(value: ir.Value) -> ir.Value:
+    """A new buffer (identity layout) holding a copy of ``value``."""
+    t = ir.MemRefType(value.type)
+    sizes = [memref.DimOp(value, arith.ConstantOp(ir.IndexType.get(), i)).result
+             for i in range(t.rank) if t.is_dynamic_dim(i)]
+    alloc = memref.AllocOp(ir.MemRefType.get(t.shape, t.element_type, memory_space=t.memory_space),
+                           sizes, []).result
+    memref.CopyOp(value, alloc)
+    return alloc

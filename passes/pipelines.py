@@ -61,7 +61,7 @@ def cpu_bufferize(tile_temporaries: bool = True) -> list[str]:
             "convert-elementwise-to-linalg", "eliminate-empty-tensors",
             *(["mlcir-tile-temporaries", "eliminate-empty-tensors"] if tile_temporaries else []),
             BUFFERIZE, "canonicalize",
-            "drop-equivalent-buffer-results",
+            "drop-equivalent-buffer-results", "mlcir-distinct-results",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "mlcir-reshaped-results",
             "canonicalize", "func.func(buffer-loop-hoisting)", "buffer-deallocation-pipeline",

@@ -47,3 +47,26 @@ def test_attention_gather_slice_repro_matches_onnxruntime(target, layout):
     assert len(got) == len(expected) == 2
     for ours, theirs in zip(got, expected):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_kernel_whose_result_is_its_input_returned_twice():
+    """A cast to float64 and back is no computation: bufferization makes its kernel's result
+    its input, and main returned one buffer twice (found by the model fuzzer: it crashed)."""
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 64])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 16]) for n in ("c2", "s")]
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=0),
+             helper.make_node("Cast", ["s"], ["c1"], to=TensorProto.DOUBLE),
+             helper.make_node("Cast", ["c1"], ["c2"], to=TensorProto.FLOAT)]
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [2])
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], outs, [axes]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    data = np.random.default_rng(0).standard_normal((1, 16, 64)).astype(np.float32)
+    expected = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, {"x": data})
+    for target in ("llvm", "llvm -threads=2"):
+        got = mlcir.build(from_onnx(model), target=target, layout="direct").main(data)
+        for ours, theirs in zip(got, expected):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+        assert not np.shares_memory(got[0], got[1])
