@@ -205,3 +205,104 @@ class RMSNormalization(Converter):
         eps = cx.scalar(float(node.attr("epsilon", 1e-5)), x)
         return cx.op("multiply", cx.op("multiply", x, cx.op("rsqrt", cx.op("add", mean_square,
                                                                              eps))), scale)
+
+
+@converter
+class ConvTranspose(Converter):
+    """ConvTranspose (strides, pads, output_padding, output_shape, auto_pad, dilations,
+    group), 1-D or 2-D -> the direct convolution it is the gradient of: the input with
+    ``stride - 1`` zeros after every element (a reshape, a pad and a reshape), padded by
+    ``dilation * (k - 1) - pad``, convolved at stride 1 with the filter flipped and each
+    group's input and output channels swapped; negative pads crop the result instead."""
+
+    graph_ops = ("reshape", "pad", "conv2d", "permute_dims", "take", "strided_slice", "add")
+
+    @classmethod
+    def _impl_v11(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        x, w = inputs[0], inputs[1]
+        bias = inputs[2] if len(inputs) > 2 else None
+        shape = list(cx.static_shape(x, "ConvTranspose"))
+        w_shape = list(cx.static_shape(w, "ConvTranspose's weight"))
+        spatial = len(shape) - 2
+        if spatial not in (1, 2):
+            raise cx.error(f"ConvTranspose of rank {len(shape)} (1-D and 2-D are supported)")
+        if spatial == 1:  # as 2-D with a height of 1
+            x = cx.reshape(x, shape[:2] + [1] + shape[2:])
+            w = cx.reshape(w, w_shape[:2] + [1] + w_shape[2:])
+            shape, w_shape = shape[:2] + [1] + shape[2:], w_shape[:2] + [1] + w_shape[2:]
+        lift = (lambda v, one: [one] + list(v)) if spatial == 1 else (lambda v, _one: list(v))
+        kernel = w_shape[2:]
+        strides = lift(node.attr("strides", [1] * spatial), 1)
+        dilations = lift(node.attr("dilations", [1] * spatial), 1)
+        extra = lift(node.attr("output_padding", [0] * spatial), 0)
+        groups = int(node.attr("group", 1))
+        begin, end = cls._pads(node, shape[2:], kernel, strides, dilations, extra, spatial)
+        n, c_in, h, wd = shape
+        if c_in != w_shape[0] or c_in % groups:
+            raise cx.error(f"the weight's shape {w_shape} does not fit {c_in} input channels "
+                           f"in {groups} groups")
+        c_out = w_shape[1] * groups
+        # Zeros between the elements: [N, C, H, 1, W, 1] padded to [N, C, H, s, W, s].
+        sh, sw = strides
+        if sh > 1 or sw > 1:
+            x = cx.reshape(x, [n, c_in, h, 1, wd, 1])
+            zeros = np.array([0] * 6 + [0, 0, 0, sh - 1, 0, sw - 1], np.int64)
+            x = cx.op("pad", x, zeros, cx.scalar(0, x), mode="constant")
+            x = cx.reshape(x, [n, c_in, h * sh, wd * sw])
+        # The inserted zeros after the last element stand for (s - 1) of the end padding.
+        pad_begin = [d * (k - 1) - p for d, k, p in zip(dilations, kernel, begin)]
+        pad_end = [d * (k - 1) - p + e - (s - 1)
+                   for d, k, p, e, s in zip(dilations, kernel, end, extra, strides)]
+        filt = cls._flipped_filter(cx, w, groups, w_shape)
+        y = cx.op("conv2d", x, filt, strides=[1, 1],
+                  padding=[max(p, 0) for p in pad_begin] + [max(p, 0) for p in pad_end],
+                  dilation=dilations, groups=groups)
+        out = [s * (i - 1) + e + (k - 1) * d + 1 - b - f for s, i, e, k, d, b, f in
+               zip(strides, shape[2:], extra, kernel, dilations, begin, end)]
+        crop = {2 + a: (max(-pad_begin[a], 0), max(-pad_begin[a], 0) + out[a], 1)
+                for a in range(2) if pad_begin[a] < 0 or pad_end[a] < 0}
+        if crop:
+            from .tensor import _slice_along
+
+            y = _slice_along(cx, y, crop)
+        if bias is not None:
+            y = cx.op("add", y, cx.reshape(bias, [1, c_out, 1, 1]))
+        if spatial == 1:
+            y = cx.reshape(y, [n, c_out, out[1]])
+        return y
+
+    @staticmethod
+    def _pads(node: Node, sizes: list[int], kernel: list[int], strides: list[int],
+              dilations: list[int], extra: list[int], spatial: int
+              ) -> tuple[list[int], list[int]]:
+        """(begin, end) pads of the lifted 2-D window: from ``pads``, or from
+        ``output_shape`` / ``auto_pad`` (the ONNX formulas)."""
+        lifted = 2 - spatial  # leading size-1 dims added for a 1-D op
+        auto_pad = node.attr("auto_pad", "NOTSET")
+        target = node.attr("output_shape")
+        if target is not None:
+            target = [1] * lifted + list(target)[-spatial:]
+        elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            target = [i * s for i, s in zip(sizes, strides)]
+        if target is None:
+            pads = list(node.attr("pads", [0] * 2 * spatial)) if auto_pad != "VALID" \
+                else [0] * 2 * spatial
+            return [0] * lifted + pads[:spatial], [0] * lifted + pads[spatial:]
+        begin, end = [], []
+        for i, s, e, k, d, o in zip(sizes, strides, extra, kernel, dilations, target):
+            total = s * (i - 1) + e + (k - 1) * d + 1 - o
+            small, large = total // 2, total - total // 2
+            begin.append(small if auto_pad == "SAME_UPPER" else large)
+            end.append(large if auto_pad == "SAME_UPPER" else small)
+        return begin, end
+
+    @staticmethod
+    def _flipped_filter(cx: GraphBuilder, w: Value, groups: int, shape: list[int]) -> Value:
+        """``[C_in, C_out/g, kh, kw]`` -> ``[C_out, C_in/g, kh, kw]``, each group's channels
+        swapped and the window reversed (folded at import for constant weights)."""
+        c_in, per_group, kh, kw = shape
+        w = cx.reshape(w, [groups, c_in // groups, per_group, kh, kw])
+        w = cx.op("permute_dims", w, axes=[0, 2, 1, 3, 4])
+        w = cx.reshape(w, [groups * per_group, c_in // groups, kh, kw])
+        w = cx.op("take", w, np.arange(kh - 1, -1, -1, dtype=np.int64), axis=2)
+        return cx.op("take", w, np.arange(kw - 1, -1, -1, dtype=np.int64), axis=3)
