@@ -312,11 +312,29 @@ def test_every_supported_op_is_tested():
 
     # MeanVarianceNormalization: test_mean_variance_normalization (onnx's strict shape
     # inference of its function body fails, so not through single_op).
-    tested = {p.values[0] for p in SINGLE_OPS} | {"MeanVarianceNormalization"} | {
+    tested = {p.values[0] for p in SINGLE_OPS} | {"MeanVarianceNormalization", "OneHot"} | {
                   "CastLike", "BitwiseAnd", "BitwiseOr",
                                                   "BitwiseXor", "BitwiseNot", "Mod"} | \
         boolean_ops | shape_ops
     assert set(supported_ops()) - tested - TESTED_OPS == set()
+
+
+@pytest.mark.parametrize("axis, depth, values", [
+    (-1, np.array([5], np.int64), np.array([0.5, 2.0], np.float32)),
+    (0, np.array(4, np.int64), np.array([-1, 9], np.int64)),
+    (1, np.array([6.0], np.float32), np.array([0, 1], np.int32)),
+])
+def test_one_hot_of_runtime_indices(axis, depth, values):
+    """Indices known only at run time, negative ones counted from the end, out-of-range ones
+    a row of the off value."""
+    idx = helper.make_tensor_value_info("idx", TensorProto.INT64, [2, 3])
+    y = helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(values.dtype), None)
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("OneHot", ["idx", "depth", "values"], ["y"], axis=axis)], "g", [idx],
+        [y], [numpy_helper.from_array(depth, "depth"), numpy_helper.from_array(values, "values")]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    model = onnx.shape_inference.infer_shapes(model)
+    compare(model, {"idx": np.array([[0, 2, -1], [4, 1, 7]], np.int64)})
 
 
 @pytest.mark.parametrize("shape, attrs", [([2, 3, 4, 5], {}), ([2, 3, 4], {"axes": [1]}),

@@ -306,3 +306,30 @@ class ConvTranspose(Converter):
         w = cx.reshape(w, [groups * per_group, c_in // groups, kh, kw])
         w = cx.op("take", w, np.arange(kh - 1, -1, -1, dtype=np.int64), axis=2)
         return cx.op("take", w, np.arange(kw - 1, -1, -1, dtype=np.int64), axis=3)
+
+
+@converter
+class OneHot(Converter):
+    """OneHot(indices, depth, values=[off, on], axis) with run-time indices and a constant
+    depth -> ``where(indices == 0..depth-1, on, off)``, negative indices counted from the
+    end; out-of-range ones give a row of ``off``, as onnxruntime does."""
+
+    graph_ops = ("astype", "less", "add", "where", "reshape", "equal", "take")
+    constants = {1: "depth"}
+
+    @classmethod
+    def _impl_v11(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        indices, depth, values = inputs
+        depth = int(np.asarray(depth).reshape(-1)[0])
+        if depth < 1:
+            raise cx.error(f"depth {depth} must be positive")
+        rank = cx.rank(indices)
+        axis = cx.axis(node.attr("axis", -1), rank + 1)
+        index = cx.astype(indices, np.dtype(np.int64))
+        index = cx.op("where", cx.op("less", index, np.array(0, np.int64)),
+                      cx.op("add", index, np.array(depth, np.int64)), index)
+        shape = list(cx.static_shape(index, "OneHot"))
+        index = cx.reshape(index, shape[:axis] + [1] + shape[axis:])
+        hit = cx.op("equal", index, _positions(depth, axis, rank + 1))
+        off, on = (cx.op("take", values, np.array(i, np.int64), axis=0) for i in (0, 1))
+        return cx.op("where", hit, on, off)
