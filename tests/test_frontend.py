@@ -313,6 +313,7 @@ def test_every_supported_op_is_tested():
     # MeanVarianceNormalization: test_mean_variance_normalization (onnx's strict shape
     # inference of its function body fails, so not through single_op).
     tested = {p.values[0] for p in SINGLE_OPS} | {"MeanVarianceNormalization", "OneHot"} | {
+                  "Attention", "RotaryEmbedding"} | {  # tests/test_frontend_llm_ops.py
                   "CastLike", "BitwiseAnd", "BitwiseOr",
                                                   "BitwiseXor", "BitwiseNot", "Mod"} | \
         boolean_ops | shape_ops

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..builder import GraphBuilder
-from ..converter import Converter, Node, Value, converter
+from ..converter import Converter, Node, Value, converter, require
 from .reduce import _Reduce
 from .selection import _axis_size, _positions
 
@@ -333,3 +333,154 @@ class OneHot(Converter):
         hit = cx.op("equal", index, _positions(depth, axis, rank + 1))
         off, on = (cx.op("take", values, np.array(i, np.int64), axis=0) for i in (0, 1))
         return cx.op("where", hit, on, off)
+
+
+def _heads(cx: GraphBuilder, x: Value, heads: int) -> Value:
+    """``[B, S, heads * D]`` -> ``[B, heads, S, D]``."""
+    b, s, hidden = cx.static_shape(x, "a 3-D attention input")
+    if heads < 1 or hidden % heads:
+        raise cx.error(f"a hidden size of {hidden} does not split into {heads} heads")
+    return cx.op("permute_dims", cx.reshape(x, [b, s, heads, hidden // heads]),
+                 axes=[0, 2, 1, 3])
+
+
+@converter
+class Attention(Converter):
+    """Attention (opset 23): softmax(Q K^T * scale [softcapped] + bias) V with the bias from
+    ``attn_mask`` (boolean: -inf where False; float: added; shorter than the keys: padded
+    with -inf) and ``is_causal`` (bottom-right aligned past a ``past_key`` cache); 3-D inputs
+    split into ``q_num_heads`` / ``kv_num_heads``; grouped-query heads share their key and
+    value head; a fully masked row gives zeros (the ONNX reference's rule). Outputs Y and
+    the present key and value."""
+
+    graph_ops = ("permute_dims", "reshape", "take", "matmul", "multiply", "divide", "tanh",
+                 "add", "where", "softmax", "max", "equal")
+
+    @classmethod
+    def check(cls, node: Node) -> list[str]:
+        problems: list[str] = []
+        require(len(node.outputs) < 4 or not node.outputs[3],
+                "the qk_matmul_output output is not supported", problems)
+        require(len(node.inputs) < 7 or not node.inputs[6],
+                "the nonpad_kv_seqlen input is not supported", problems)
+        return problems
+
+    @classmethod
+    def _impl_v23(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> list[Value]:
+        q, k, v = inputs[:3]
+        mask, past_k, past_v = (inputs[i] if len(inputs) > i else None for i in (3, 4, 5))
+        three_d = cx.rank(q) == 3
+        if three_d:
+            q = _heads(cx, q, int(node.attr("q_num_heads", 0)))
+            k = _heads(cx, k, int(node.attr("kv_num_heads", 0)))
+            v = _heads(cx, v, int(node.attr("kv_num_heads", 0)))
+        past = 0
+        if past_k is not None:
+            past = cx.static_shape(past_k, "past_key")[2]
+            k, v = cx.concat([past_k, k], 2), cx.concat([past_v, v], 2)
+        present_k, present_v = k, v
+        batch, q_heads, q_len, depth = cx.static_shape(q, "Attention's Q")
+        kv_heads, kv_len = cx.static_shape(k, "Attention's K")[1:3]
+        if q_heads != kv_heads:
+            if q_heads % kv_heads:
+                raise cx.error(f"{q_heads} query heads do not share {kv_heads} key heads")
+            share = np.arange(q_heads, dtype=np.int64) // (q_heads // kv_heads)
+            k, v = (cx.op("take", t, share, axis=1) for t in (k, v))
+        scale = node.attr("scale")
+        scale = 1.0 / np.sqrt(depth) if scale is None else float(scale)
+        scores = cx.op("multiply", cx.op("matmul", q, cx.op("permute_dims", k,
+                                                               axes=[0, 1, 3, 2])),
+                       cx.scalar(scale, q))
+        softcap = float(node.attr("softcap", 0.0))
+        if softcap > 0:
+            capped = cx.op("tanh", cx.op("divide", scores, cx.scalar(softcap, q)))
+            scores = cx.op("multiply", capped, cx.scalar(softcap, q))
+        bias = cls._bias(cx, node, mask, q, q_len, kv_len, past)
+        if bias is not None:
+            scores = cx.op("add", scores, bias)
+        weights = cx.op("softmax", scores, axis=3)
+        if bias is not None:
+            top = cx.op("max", bias, axes=[cx.rank(bias) - 1], keepdims=1)
+            masked = cx.op("equal", top, cx.scalar(-np.inf, q))
+            if not (isinstance(masked, np.ndarray) and not masked.any()):
+                weights = cx.op("where", masked, cx.scalar(0, q), weights)
+        y = cx.op("matmul", weights, v)
+        if three_d:
+            y = cx.reshape(cx.op("permute_dims", y, axes=[0, 2, 1, 3]),
+                           [batch, q_len, q_heads * cx.shape(v)[3]])
+        return [y, present_k, present_v][:max(1, len(node.outputs))]
+
+    @staticmethod
+    def _bias(cx: GraphBuilder, node: Node, mask: Value | None, q: Value, q_len: int,
+              kv_len: int, past: int) -> Value | None:
+        """The additive bias of the scores (0 or -inf, or the float mask), or None."""
+        dtype = cx.dtype(q)
+        bias = None
+        if mask is not None:
+            if cx.dtype(mask) == np.bool_:
+                mask = cx.op("where", mask, np.array(0, dtype), np.array(-np.inf, dtype))
+            short = kv_len - cx.static_shape(mask, "attn_mask")[-1]
+            if short > 0:
+                fill = np.full(list(cx.shape(mask)[:-1]) + [short], -np.inf, dtype)
+                mask = cx.concat([mask, fill], cx.rank(mask) - 1)
+            bias = mask
+        if node.attr("is_causal", 0):
+            rows = np.arange(q_len).reshape(-1, 1)
+            allowed = np.arange(kv_len).reshape(1, -1) <= rows + past
+            causal = np.where(allowed, 0, -np.inf).astype(dtype)
+            bias = causal if bias is None else cx.op("add", bias, causal)
+        return bias
+
+
+@converter
+class RotaryEmbedding(Converter):
+    """RotaryEmbedding (opset 23): x rotated by the cos/sin caches at ``position_ids`` (or
+    the first positions of a cache already per position), halves or ``interleaved`` pairs,
+    the first ``rotary_embedding_dim`` of each head (the rest passed through); 3-D inputs
+    split into ``num_heads``."""
+
+    graph_ops = ("permute_dims", "reshape", "take", "multiply", "subtract", "add",
+                 "strided_slice")
+
+    @classmethod
+    def _impl_v23(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
+        from .tensor import _slice_along
+
+        x, cos, sin = inputs[:3]
+        positions = inputs[3] if len(inputs) > 3 else None
+        shape = list(cx.static_shape(x, "RotaryEmbedding"))
+        four_d = len(shape) == 4
+        if four_d:  # [B, H, S, D] -> [B, S, H, D]
+            x = cx.op("permute_dims", x, axes=[0, 2, 1, 3])
+        else:
+            heads = int(node.attr("num_heads", 0))
+            if heads < 1 or shape[2] % heads:
+                raise cx.error(f"a hidden size of {shape[2]} needs num_heads dividing it")
+            x = cx.reshape(x, [shape[0], shape[1], heads, shape[2] // heads])
+        b, s, h, d = cx.shape(x)
+        rotated = int(node.attr("rotary_embedding_dim", 0)) or d
+        half = rotated // 2
+        if positions is not None:  # caches [max_positions, half] read at [B, S]
+            cos, sin = (cx.op("take", t, positions, axis=0) for t in (cos, sin))
+        cos, sin = (cx.reshape(_slice_along(cx, t, {cx.rank(t) - 1: (0, half, 1)}),
+                               [b, s, 1, half]) for t in (cos, sin))
+        if node.attr("interleaved", 0):
+            pairs = cx.reshape(_slice_along(cx, x, {3: (0, rotated, 1)}), [b, s, h, half, 2])
+            first, second = (cx.reshape(_slice_along(cx, pairs, {4: (i, i + 1, 1)}),
+                                        [b, s, h, half]) for i in (0, 1))
+        else:
+            first = _slice_along(cx, x, {3: (0, half, 1)})
+            second = _slice_along(cx, x, {3: (half, rotated, 1)})
+        new_first = cx.op("subtract", cx.op("multiply", first, cos),
+                          cx.op("multiply", second, sin))
+        new_second = cx.op("add", cx.op("multiply", first, sin), cx.op("multiply", second, cos))
+        if node.attr("interleaved", 0):
+            parts = [cx.reshape(t, [b, s, h, half, 1]) for t in (new_first, new_second)]
+            out = cx.reshape(cx.concat(parts, 4), [b, s, h, rotated])
+        else:
+            out = cx.concat([new_first, new_second], 3)
+        if rotated < d:
+            out = cx.concat([out, _slice_along(cx, x, {3: (rotated, d, 1)})], 3)
+        if four_d:
+            return cx.op("permute_dims", out, axes=[0, 2, 1, 3])
+        return cx.reshape(out, shape)
