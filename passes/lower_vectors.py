@@ -28,7 +28,7 @@ from mlir.dialects import arith, memref, transform, vector
 from mlir.dialects.transform import vector as tvector
 
 from mlcir.ir import find_first, ops_named
-from mlcir.transform import apply, match_ops, new_script
+from mlcir.transform import apply, match_attr, match_ops, new_script
 
 from .registry import ModulePass, register_pass
 
@@ -119,8 +119,37 @@ def _contiguous_read(op: ir.Operation, flat: ir.VectorType) -> ir.Value | None:
                                  op.operands[1 + rank], [True]).result
 
 
-def build_lowering(root: ir.Value) -> None:
+UNROLL_FIRST = "mlcir.unroll_first"
+
+
+def tag_masked_projected_writes(module: ir.Operation) -> int:
+    """Mark each masked ``transfer_write`` whose map is not a minor identity (a register tile
+    with a partial last row written into a packed panel, ``memref<?x1x32>``): upstream's
+    permutation patterns lower it to a ``maskedstore`` whose mask has the wrong shape
+    (docs/fuzzing.md), so the transfers of its function are unrolled to rank 1 first.
+    Returns how many."""
+    count = 0
+    for op in ops_named(module, "vector.transfer_write"):
+        write = op.opview
+        if write.mask is None:
+            continue
+        perm = ir.AffineMapAttr(op.attributes["permutation_map"]).value
+        if perm == ir.AffineMap.get_minor_identity(perm.n_dims, len(perm.results)):
+            continue
+        op.attributes[UNROLL_FIRST] = ir.UnitAttr.get()
+        count += 1
+    return count
+
+
+def build_lowering(root: ir.Value, unroll_first: bool = False) -> None:
     funcs = match_ops(root, ["func.func"])
+    if unroll_first:  # in the functions holding such a write only
+        writes = match_attr(root, UNROLL_FIRST, op_names=["vector.transfer_write"])
+        owners = transform.GetParentOp(transform.AnyOpType.get(), writes, op_name="func.func",
+                                       deduplicate=True).result
+        first = transform.ApplyPatternsOp(owners)
+        with ir.InsertionPoint(first.patterns):
+            tvector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
     patterns = transform.ApplyPatternsOp(funcs)
     with ir.InsertionPoint(patterns.patterns):
         tvector.ApplyLowerContractionPatternsOp(
@@ -149,4 +178,5 @@ class LowerVectors(ModulePass):
     def run(self, module: ir.Operation) -> None:
         if find_first(module, lambda op: op.name.startswith("vector.")):
             deinterleave_pair_reductions(module)
-            apply(module, new_script(build_lowering))
+            unroll_first = tag_masked_projected_writes(module) > 0
+            apply(module, new_script(lambda root: build_lowering(root, unroll_first)))

@@ -140,9 +140,8 @@ def _found_case(name: str) -> tuple[bytes, list[dict[str, np.ndarray]], dict]:
     "dynamic-slice-destination",
     # ... and through the tensor.insert_slice of a padded pooling's border strips.
     "dynamic-pool-insert-slice-destination",
-    pytest.param("packed-matmul-row-tail-mask", marks=pytest.mark.xfail(
-        strict=True, reason="a masked row tail of the packed matmul's register tile (M=9) "
-        "lowers to a vector.maskedstore whose mask shape differs (docs/fuzzing.md, open)")),
+    # A packed matmul's register tile with a masked partial last row (M = 9).
+    "packed-matmul-row-tail-mask",
 ])
 def test_models_the_fuzzer_found_match_onnxruntime(name):
     model, feeds, options = _found_case(name)

@@ -93,3 +93,21 @@ func.func @pool_pairs(%x: memref<2x9x2xf32>, %mask: memref<2xi8>, %acc: vector<8
   %r = vector.multi_reduction <maxnumf>, %s, %acc [1] : vector<8x2xf32> to vector<8xf32>
   return %r : vector<8xf32>
 }
+
+// A register tile with a masked partial last row written into a packed panel (a map that
+// skips the panel's unit dim): one masked store per row, each with its row of the mask
+// (upstream's permutation patterns first built a store whose mask had the tile's shape).
+// CHECK-LABEL: func.func @masked_panel_write
+// CHECK: %[[MASK:.*]] = vector.create_mask %{{.*}}, %{{.*}} : vector<2x4xi1>
+// CHECK: %[[ROW0:.*]] = vector.extract %[[MASK]][0] : vector<4xi1> from vector<2x4xi1>
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}], %[[ROW0]], %{{.*}} : memref<?x1x4xf32>, vector<4xi1>, vector<4xf32>
+// CHECK: %[[ROW1:.*]] = vector.extract %[[MASK]][1] : vector<4xi1> from vector<2x4xi1>
+// CHECK: vector.maskedstore %{{.*}}, %[[ROW1]], %{{.*}} : memref<?x1x4xf32>, vector<4xi1>, vector<4xf32>
+// CHECK-NOT: mlcir.unroll_first
+func.func @masked_panel_write(%m: memref<?x1x4xf32>, %v: vector<2x4xf32>, %rows: index) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %mask = vector.create_mask %rows, %c4 : vector<2x4xi1>
+  vector.transfer_write %v, %m[%c0, %c0, %c0], %mask {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2) -> (d0, d2)>} : vector<2x4xf32>, memref<?x1x4xf32>
+  return
+}
