@@ -16,7 +16,6 @@ its inputs (``.npz``). docs/fuzzing.md gives the tolerances and the refusals by 
 
 from __future__ import annotations
 
-import argparse
 import base64
 import io
 import json
@@ -28,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .workers import run_in_workers, serve
+from .workers import (fuzzer_arguments, outcome_counts, refusal_counts, run_in_workers, serve,
+                      write_results)
 
 # Tolerance per dtype: |mlcir - onnxruntime| <= ATOL + RTOL * max|onnxruntime| per output.
 TOLERANCE = {"float32": (1e-3, 1e-5), "float64": (1e-9, 1e-12)}
@@ -309,11 +309,7 @@ def reason_group(reason: str) -> str:
 
 
 def summary(results: list[dict[str, Any]]) -> str:
-    counts = Counter(r["outcome"] for r in results)
-    total = len(results)
-    lines = [f"{total} cases: " + ", ".join(
-        f"{k} {counts.get(k, 0)} ({100 * counts.get(k, 0) / max(total, 1):.1f}%)"
-        for k in ("ok", "refused", "wrong", "crashed", "hung"))]
+    lines = [outcome_counts(results)]
     kinds = Counter((r.get("dtype"), r.get("symbolic")) for r in results)
     lines.append("by kind: " + ", ".join(f"{d}{' symbolic' if s else ''} {n}"
                                          for (d, s), n in sorted(kinds.items(), key=str)))
@@ -321,10 +317,7 @@ def summary(results: list[dict[str, Any]]) -> str:
     if tuned:
         lines.append(f"tuned: {len(tuned)} cases, "
                      f"{sum(r['outcome'] == 'ok' for r in tuned)} ok")
-    reasons = Counter(reason_group(r["reason"]) for r in results if r["outcome"] == "refused")
-    if reasons:
-        lines.append("refusals:")
-        lines += [f"  {n:5d}  {reason}" for reason, n in reasons.most_common()]
+    lines += refusal_counts(results, reason_group)
     for r in results:
         if r["outcome"] in BAD:
             lines.append(f"{r['outcome']}: case {r['case']} (model seed {r['model_seed']}, "
@@ -333,17 +326,11 @@ def summary(results: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per case")
+    parser = fuzzer_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--max-nodes", type=int, default=30)
     parser.add_argument("--tune", type=float, default=0.0, metavar="FRACTION",
                         help=f"the fraction of cases also tuned ({TUNE_TRIALS} trials)")
     parser.add_argument("--out", type=Path, help="write shrunk failing models here")
-    parser.add_argument("--json", help="write every case's result to this JSON-lines file")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return serve(handle)
@@ -351,9 +338,7 @@ def main(argv: list[str] | None = None) -> int:
                    progress=lambda r: print(f"case {r['case']}: {r['outcome']}",
                                             file=sys.stderr, flush=True))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            for r in results:
-                out.write(json.dumps(r) + "\n")
+        write_results(args.json, results)
     print(summary(results))
     if args.out:
         for r in results:

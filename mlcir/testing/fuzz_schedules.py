@@ -20,19 +20,18 @@ Adding a primitive is one entry in ``PRIMITIVES``: a name, a weight and a functi
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
 import sys
 import traceback
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from .workers import run_in_workers, serve
+from .workers import (fuzzer_arguments, outcome_counts, refusal_counts, run_in_workers, serve,
+                      write_results)
 
 TOLERANCE = 1e-4  # error relative to the largest magnitude of numpy's answer
 LIKELY = 0.9  # how often a primitive's arguments are drawn among those that can be legal
@@ -564,17 +563,10 @@ def reason_group(reason: str) -> str:
 
 
 def summary(results: list[dict[str, Any]]) -> str:
-    counts = Counter(r["outcome"] for r in results)
-    total = len(results)
-    lines = [f"{total} cases: " + ", ".join(
-        f"{k} {counts.get(k, 0)} ({100 * counts.get(k, 0) / max(total, 1):.1f}%)"
-        for k in ("ok", "refused", "wrong", "crashed", "hung"))]
+    lines = [outcome_counts(results)]
     lines.append("by kernel: " + ", ".join(
         f"{kind} {sum(r.get('kernel') == kind for r in results)}" for kind in sorted(KERNELS)))
-    reasons = Counter(reason_group(r["reason"]) for r in results if r["outcome"] == "refused")
-    if reasons:
-        lines.append("refusals:")
-        lines += [f"  {n:5d}  {reason}" for reason, n in reasons.most_common()]
+    lines += refusal_counts(results, reason_group)
     bad = [r for r in results if r["outcome"] in ("wrong", "crashed", "hung")]
     for r in bad:
         lines.append(f"{r['outcome']}: case {r['case']} ({r.get('kernel')}): "
@@ -583,16 +575,8 @@ def summary(results: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=300.0,
-                        help="seconds per case (a case compiles in seconds; a loaded machine "
-                        "and a large unroll take minutes)")
+    parser = fuzzer_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--case", type=int, help="run this one case here and print it")
-    parser.add_argument("--json", help="write every case's result to this JSON-lines file")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return serve(lambda request: run_case(request["seed"], request["case"]))
@@ -603,9 +587,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if result["outcome"] in ("ok", "refused") else 1
     results = fuzz(args.cases, args.seed, args.jobs, args.timeout)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            for r in results:
-                out.write(json.dumps(r) + "\n")
+        write_results(args.json, results)
     print(summary(results))
     return 0 if not any(r["outcome"] in ("wrong", "crashed", "hung") for r in results) else 1
 

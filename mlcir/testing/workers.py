@@ -9,6 +9,7 @@ execution engines it made is not all given back).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import select
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import time
 import traceback
+from collections import Counter
 from typing import Any, Callable
 
 
@@ -108,3 +110,45 @@ def serve(handle: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
                       "traceback": traceback.format_exc()[-3000:]}
         print(json.dumps(result), flush=True)
     return 0
+
+
+OUTCOMES = ("ok", "refused", "wrong", "crashed", "hung")
+
+
+def outcome_counts(results: list[dict[str, Any]]) -> str:
+    """``N cases: ok N (P%), refused ...`` for a fuzzer's results."""
+    counts = Counter(r["outcome"] for r in results)
+    total = len(results)
+    return f"{total} cases: " + ", ".join(
+        f"{k} {counts.get(k, 0)} ({100 * counts.get(k, 0) / max(total, 1):.1f}%)"
+        for k in OUTCOMES)
+
+
+def refusal_counts(results: list[dict[str, Any]], group: Callable[[str], str]) -> list[str]:
+    """The refusals counted by reason (``group`` strips a reason's particulars), commonest
+    first, under a ``refusals:`` line; nothing when none was refused."""
+    reasons = Counter(group(r["reason"]) for r in results if r["outcome"] == "refused")
+    if not reasons:
+        return []
+    return ["refusals:"] + [f"  {n:5d}  {reason}" for reason, n in reasons.most_common()]
+
+
+def fuzzer_arguments(description: str) -> argparse.ArgumentParser:
+    """A fuzzer's command line: ``--cases --seed --jobs --timeout --json`` (and the hidden
+    ``--worker`` its worker processes run with)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds per case (a case compiles in seconds; a loaded machine "
+                        "takes minutes)")
+    parser.add_argument("--json", help="write every case's result to this JSON-lines file")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def write_results(path: str, results: list[dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        for r in results:
+            out.write(json.dumps(r) + "\n")
