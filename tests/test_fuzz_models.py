@@ -96,28 +96,28 @@ def _chain_with(op: str) -> onnx.ModelProto:
 
 
 def test_a_failing_model_is_shrunk_to_what_fails():
-    """Hardmax is not imported (refused): shrinking keeps refusing models and ends at the
-    Hardmax node alone with what feeds it."""
-    model = _chain_with("Hardmax")
+    """Bernoulli is not imported (refused): shrinking keeps refusing models and ends at the
+    Bernoulli node alone with what feeds it."""
+    model = _chain_with("Bernoulli")
     feeds = [{"x": np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)}]
     options = {"threads": 1, "layout": "packed", "tune": False}
     assert fuzz_models.check_model(model.SerializeToString(), feeds, options)["outcome"] \
         == "refused"
     small = fuzz_models.shrink(model, feeds, options, "refused", budget=20)
     ops = [n.op_type for n in small.graph.node]
-    assert "Hardmax" in ops and len(ops) < len(model.graph.node)
+    assert "Bernoulli" in ops and len(ops) < len(model.graph.node)
     assert len(small.graph.output) == 1
     onnx.checker.check_model(small)
 
 
 def test_refusals_name_the_node_and_op():
-    model = _chain_with("Hardmax")
-    model.graph.node[1].name = "the_hardmax"
+    model = _chain_with("Bernoulli")
+    model.graph.node[1].name = "the_bernoulli"
     feeds = [{"x": np.zeros((2, 5), np.float32)}]
     result = fuzz_models.check_model(model.SerializeToString(), feeds,
                                      {"threads": 1, "layout": "none", "tune": False})
     assert result["outcome"] == "refused" and result["stage"] == "import"
-    assert "the_hardmax" in result["reason"] and "Hardmax" in result["reason"]
+    assert "the_bernoulli" in result["reason"] and "Bernoulli" in result["reason"]
 
 
 FOUND = Path(__file__).parent / "models" / "fuzz"
