@@ -227,9 +227,9 @@ def _compile_case(tmp_path: Path, models: Path, name: str) -> tuple[list, str]:
         return ["compile", bad, "--model-format", "onnx"], "x"
     if name == "old-opset":
         model = _add_model()
-        model.opset_import[0].version = 7
+        model.opset_import[0].version = 6
         onnx.save(model, bad)
-        return ["compile", bad, "--model-format", "onnx"], "opset 7 is not supported"
+        return ["compile", bad, "--model-format", "onnx"], "opset 6 is not supported"
     raise AssertionError(name)
 
 

@@ -23,6 +23,8 @@ from onnx import TensorProto, numpy_helper, shape_inference
 
 from mlcir.errors import FrontendError
 
+from .opset_upgrade import OLDEST_OPSET, upgrade
+
 ModelSource = Union[str, os.PathLike, bytes, onnx.ModelProto]
 
 #: The oldest ``ai.onnx`` opset the converters implement (axes moved to inputs at 13).
@@ -105,12 +107,13 @@ def ai_onnx_opset(model: onnx.ModelProto, where: str) -> int:
     if not versions:
         raise FrontendError(f"{where}: the model imports no ai.onnx opset")
     opset = max(versions)
-    if not MIN_OPSET <= opset <= MAX_OPSET:
+    if not OLDEST_OPSET <= opset <= MAX_OPSET:
         advice = (f"convert it with onnx.version_converter.convert_version(model, {MIN_OPSET})"
-                  if opset < MIN_OPSET else f"the installed onnx {onnx.__version__} knows "
+                  if opset < OLDEST_OPSET else f"the installed onnx {onnx.__version__} knows "
                   f"opsets up to {MAX_OPSET}")
         raise FrontendError(f"{where}: ai.onnx opset {opset} is not supported (mlcir imports "
-                            f"opsets {MIN_OPSET} to {MAX_OPSET}; {advice})")
+                            f"opsets {OLDEST_OPSET} to {MAX_OPSET}, those before {MIN_OPSET} "
+                            f"converted; {advice})")
     return opset
 
 
@@ -119,11 +122,19 @@ def load(source: ModelSource,
     """Read, check, fix symbolic dims from ``shape_dict`` and infer shapes."""
     model, where = read_model(source)
     opset = ai_onnx_opset(model, where)
+    model = _ir3_initializer_inputs(model)
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise FrontendError(f"{where}: invalid ONNX model: {first}") from None
+    if opset < MIN_OPSET:
+        try:
+            model = upgrade(model, opset, MIN_OPSET, where)
+        except ValueError as e:
+            raise FrontendError(f"{where}: cannot convert the ai.onnx opset {opset} model to "
+                                f"opset {MIN_OPSET}: {e}") from None
+        opset = MIN_OPSET
     if model.functions:  # model-local functions (exporters' modules): inline their bodies
         model = onnx.inliner.inline_local_functions(model)
     else:
@@ -145,6 +156,22 @@ def load(source: ModelSource,
         raise FrontendError(f"{where}: ONNX shape inference failed: "
                             f"{str(e).strip().splitlines()[0]}") from None
     return LoadedModel(model, where, opset, initializers, inputs, _value_types(model))
+
+
+def _ir3_initializer_inputs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """IR version 3 lists every initializer as a graph input too (the zoo's opset 7 files);
+    one that is missing there is added, as onnxruntime tolerates. Such inputs are constants
+    (their initializers), not arguments of ``main``."""
+    if model.ir_version >= 4:
+        return model
+    listed = {vi.name for vi in model.graph.input}
+    missing = [t for t in model.graph.initializer if t.name not in listed]
+    if not missing:
+        return model
+    model = _copy(model)
+    model.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims)
+                             for t in missing)
+    return model
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

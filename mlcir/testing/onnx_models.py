@@ -534,6 +534,68 @@ def bert_encoder_layer_inputs(batch: int = 1, seq: int = 128, width: int = 256,
 # Single operators
 # --------------------------------------------------------------------------------------------
 
+def zoo_resnet_v2(opset: int = 7, blocks: int = 2, channels: int = 16, hw: int = 32,
+                  classes: int = 10, seed: int = 0) -> onnx.ModelProto:
+    """A small model in the ONNX zoo's ``resnet50-v2-7.onnx`` style: input ``data``
+    ``[1, 3, hw, hw]``; a 3x3/2 stem convolution without bias; pre-activation bottlenecks
+    (BatchNormalization and Relu before each convolution, BatchNormalization nodes left in
+    the graph, a 1x1 projection on the first), the residual adds; a last BatchNormalization
+    and Relu, GlobalAveragePool, Flatten and Gemm. At ``opset`` < 9 BatchNormalization
+    carries ``spatial=1``; at IR version 3 (opset < 9) every initializer is also listed as a
+    graph input, as the zoo's files are. ``classes`` outputs ``resnetv24_dense0_fwd``."""
+    w = _Weights(seed)
+    nodes: list[onnx.NodeProto] = []
+
+    def bn_relu(prefix: str, x: str, c: int) -> str:
+        bn = _batchnorm(w, f"{prefix}_bn", x, c, f"{prefix}_bn_out")
+        if opset < 9:
+            bn.attribute.append(helper.make_attribute("spatial", 1))
+        nodes.append(bn)
+        nodes.append(helper.make_node("Relu", [f"{prefix}_bn_out"], [f"{prefix}_relu"],
+                                      name=f"{prefix}_relu"))
+        return f"{prefix}_relu"
+
+    def conv(prefix: str, x: str, c_in: int, c_out: int, k: int, stride: int = 1) -> str:
+        weight = w.normal(f"{prefix}_weight", (c_out, c_in, k, k), (2.0 / (c_in * k * k)) ** 0.5)
+        nodes.append(helper.make_node("Conv", [x, weight], [f"{prefix}_out"], name=prefix,
+                                      kernel_shape=[k, k], strides=[stride, stride],
+                                      pads=[k // 2] * 4))
+        return f"{prefix}_out"
+
+    x = conv("stem", "data", 3, channels, 3, stride=2)
+    c = channels
+    for i in range(blocks):
+        p = f"stage{i}"
+        act = bn_relu(f"{p}_a", x, c)
+        shortcut = conv(f"{p}_proj", act, c, 4 * channels, 1) if i == 0 else x
+        y = conv(f"{p}_conv1", act, c, channels, 1)
+        y = conv(f"{p}_conv2", bn_relu(f"{p}_b", y, channels), channels, channels, 3)
+        y = conv(f"{p}_conv3", bn_relu(f"{p}_c", y, channels), channels, 4 * channels, 1)
+        nodes.append(helper.make_node("Add", [y, shortcut], [f"{p}_add"], name=f"{p}_add"))
+        x, c = f"{p}_add", 4 * channels
+    x = bn_relu("final", x, c)
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["pool"], name="pool"))
+    nodes.append(helper.make_node("Flatten", ["pool"], ["flat"], name="flatten", axis=1))
+    fc_w = w.normal("dense_weight", (classes, c), (1.0 / c) ** 0.5)
+    fc_b = w.normal("dense_bias", (classes,), 0.1)
+    nodes.append(helper.make_node("Gemm", ["flat", fc_w, fc_b], ["resnetv24_dense0_fwd"],
+                                  name="dense", transB=1))
+    inputs = [helper.make_tensor_value_info("data", _F32, [1, 3, hw, hw])]
+    ir3 = opset < 9
+    if ir3:
+        inputs += [helper.make_tensor_value_info(t.name, t.data_type, t.dims)
+                   for t in w.tensors]
+    graph = helper.make_graph(nodes, "resnet_v2_zoo_style", inputs,
+                              [helper.make_tensor_value_info("resnetv24_dense0_fwd", _F32,
+                                                             [1, classes])],
+                              initializer=w.tensors)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="mlcir.testing")
+    model.ir_version = 3 if ir3 else helper.find_min_ir_version_for(model.opset_import)
+    onnx.checker.check_model(model)
+    return model
+
+
 def single_op(op_type: str, input_shapes: Sequence[Sequence[Dim]] | Mapping[str, Sequence[Dim]],
               attrs: Mapping[str, Any] | None = None, opset: int = DEFAULT_OPSET,
               initializers: Mapping[str, np.ndarray | None] | None = None,
