@@ -16,6 +16,7 @@ exit status 1; usage errors are argparse's (exit status 2). docs/cli.md has exam
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import sys
@@ -148,7 +149,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                                                     args.layout)))
     output = args.output or Path(args.model).with_suffix(".mlcir").name
     saved = mlcir.compile(module, target, output, records=records, schedule=schedule,
-                          pipeline=args.pipeline, layout=args.layout)
+                          pipeline=args.pipeline, layout=args.layout, profile=args.profile)
     if "llvm" in dumps:
         _write_text(dumps["llvm"], _asm(saved.lowered))
     if not args.quiet:
@@ -327,11 +328,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         timing = executable.time_evaluator(function.signature.name, number=args.number,
                                            repeat=args.repeat)(*inputs)
         print(timing)
+    if args.profile:
+        _print_profile(args, executable, function, inputs)
     for name, array in outputs.items():
         print(summarize(name, array, args.print_top))
     if args.outputs:
         np.savez(args.outputs, **outputs)
     return 0
+
+
+def _print_profile(args: argparse.Namespace, executable: Any, function: Any,
+                   inputs: list[Any]) -> None:
+    """``--profile [TRACE]``: the per-kernel table, and the Chrome/Perfetto trace."""
+    if executable.profile_sites is None:
+        raise CliError(f"--profile: {args.model} has no timing hooks; compile it with "
+                       "`mlcir compile ... --profile` (a separate build: the normal one stays "
+                       "hook-free)")
+    from mlcir.peak import peak_gflops
+
+    threads = args.threads or max(executable.target.threads, 0) or (os.cpu_count() or 1)
+    executable.peak_gflops = lambda: peak_gflops(threads)
+    profile = executable.profile(*inputs, function=function.signature.name,
+                                 repeat=args.repeat)
+    print(profile.table())
+    if isinstance(args.profile, str):
+        profile.write_chrome_trace(args.profile)
+        print(f"mlcir: wrote the trace {args.profile} ({len(profile.kernels)} kernels x "
+              f"{profile.calls} calls; open it in Perfetto or chrome://tracing)",
+              file=sys.stderr)
 
 
 def _run_foreign(args: argparse.Namespace, model: Any) -> int:
@@ -501,6 +525,9 @@ def make_parser() -> argparse.ArgumentParser:
                         "('-': standard output); repeatable")
     p.add_argument("--pipeline", metavar="PIPELINE",
                    help="replace the target's codegen pipeline (a pass pipeline string)")
+    p.add_argument("--profile", action="store_true",
+                   help="a profiling build: timing hooks around every kernel call, for "
+                        "`mlcir run --profile` (docs/cli.md#profiling)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(handler=cmd_compile)
 
@@ -533,6 +560,11 @@ def make_parser() -> argparse.ArgumentParser:
                         "0: none)")
     p.add_argument("--threads", type=int, metavar="N",
                    help="threads for parallel loops of models built with no fixed thread count")
+    p.add_argument("--profile", nargs="?", const=True, default=False, metavar="TRACE.json",
+                   help="time every kernel and library call (medians of at least --repeat "
+                        "calls) and print a table sorted by time; with a path, also write a "
+                        "Chrome/Perfetto trace there (the model must be compiled with "
+                        "`mlcir compile --profile`)")
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser("config", help="print where the C interface (mlcir.h) and the C runner "

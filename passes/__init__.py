@@ -29,6 +29,7 @@ declare_lazy({
     "mlcir-copies-to-loops": "mlcir.passes.copies_to_loops",
     "mlcir-reshaped-results": "mlcir.passes.reshaped_results",
     "mlcir-distinct-results": "mlcir.passes.distinct_results",
+    "mlcir-profile-hooks": "mlcir.passes.profile_hooks",
     "mlcir-bool-storage": "mlcir.passes.bool_storage",
     "mlcir-flatten-globals": "mlcir.passes.flatten_globals",
     "mlcir-lower-vectors": "mlcir.passes.lower_vectors",

@@ -111,13 +111,15 @@ def cpu_to_llvm(threads: int) -> list[str]:
 
 def _cpu(options: dict[str, str]) -> str:
     threads = int(options.get("threads", "0"))
-    return ", ".join(cpu_frontend() + cpu_bufferize() + cpu_to_llvm(threads))
+    hooks = ["mlcir-profile-hooks"] if options.get("profile", "0") not in ("0", "false") else []
+    return ", ".join(cpu_frontend() + cpu_bufferize() + hooks + cpu_to_llvm(threads))
 
 
 register_pipeline(Pipeline(
     "mlcir-cpu", "Graph or loop level to the LLVM dialect for the host CPU (bufferization "
     "included; scf.forall on OpenMP threads)", _cpu,
-    {"threads": "OpenMP threads for parallel loops (0: decided at run time)"}))
+    {"threads": "OpenMP threads for parallel loops (0: decided at run time)",
+     "profile": "1: time every call of the public functions (mlcir-profile-hooks)"}))
 register_pipeline(Pipeline(
     "mlcir-kernels", "Graph level to loop-level kernels (the kernels tuning sees)",
     lambda _options: ", ".join(KERNELS)))

@@ -252,6 +252,12 @@ class Executable:
     # again unchanged (the CPU features its code needs, a cuda model's kernels).
     shared_library: bytes | None = None
     saved_metadata: dict[str, Any] | None = None
+    # A profiling build's call sites per public function (mlcir-profile-hooks), else None.
+    profile_sites: dict[str, list[dict[str, Any]]] | None = None
+    # Builds the profiling twin of this executable on the first profile() (set by the driver)
+    # and gives the peak GFLOPS the profile's % of peak divides by.
+    profile_builder: Callable[[], "Executable"] | None = None
+    peak_gflops: Callable[[], float] | None = None
     _functions: dict[str, Function] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -285,6 +291,30 @@ class Executable:
         from .evaluator import time_evaluator
 
         return time_evaluator(self[name], **options)
+
+    def profile(self, *args: Any, function: str = "main", repeat: int = 10, out: Any = None,
+                **named: Any):
+        """Time every kernel and library call of ``function`` on these inputs (medians of at
+        least ``repeat`` calls): a :class:`~mlcir.runtime.profiler.Profile` (print it, or write
+        ``.write_chrome_trace(path)``). A normal build compiles its profiling twin on the first
+        call (the same schedules, with timing hooks); its own calls stay hook-free."""
+        from .profiler import profile_calls
+
+        target = self
+        if self.profile_sites is None:
+            if self.profile_builder is None:
+                raise ValueError("this executable cannot be profiled: load a model compiled "
+                                 "with `mlcir compile --profile`, or build it with mlcir.build")
+            if "_profiled" not in self.__dict__:
+                self.__dict__["_profiled"] = self.profile_builder()
+            target = self.__dict__["_profiled"]
+        if function not in (target.profile_sites or {}):
+            raise KeyError(f"no profiled function '{function}' (functions: "
+                           f"{', '.join(sorted(target.profile_sites or {}))})")
+        call, _ = target[function].prepare(*args, out=out, **named)
+        peak = self.peak_gflops() if self.peak_gflops else 0.0
+        return profile_calls(call, function, target.engine, target.profile_sites[function],
+                             repeat, peak)
 
     def set_num_threads(self, threads: int) -> None:
         """Threads used by parallel loops from now on (the OpenMP runtime's setting)."""

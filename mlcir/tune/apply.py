@@ -23,7 +23,7 @@ from mlcir.target import Target
 from .database import Database, DatabaseError, TuningDatabase, workload_hash
 from .records_file import RecordsFile
 from .space import default_schedule
-from .tasks import extract_kernel, kernel_functions, workload_kernel
+from .tasks import extract_kernel, flops, kernel_functions, workload_kernel
 
 
 def as_database(records: Any) -> TuningDatabase:
@@ -64,12 +64,13 @@ def with_specializations(module: ir.Module, records: Any) -> ir.Module:
 
 
 def schedule_kernels(module: ir.Module, target: Target | str, records: Any = None, *,
-                     defaults: bool = True) -> dict[str, str]:
+                     defaults: bool = True,
+                     flops_by_kernel: dict[str, float] | None = None) -> dict[str, str]:
     """Schedule every kernel of ``module`` in place: with its fastest record measured on
     ``target`` when ``records`` has one, else (``defaults``) with the target's default schedule
     (:func:`.space.default_schedule`). Returns how each kernel that was scheduled got its
     schedule, ``{name: "record" | "default"}``; a default with an empty trace leaves the
-    kernel as it is.
+    kernel as it is. ``flops_by_kernel`` receives each kernel's operations (profiles).
 
     A record always wins over computing a default: the tuner measures the default as its
     first candidate (a record marked ``default_schedule``), so the fastest record is the
@@ -83,6 +84,8 @@ def schedule_kernels(module: ir.Module, target: Target | str, records: Any = Non
         for fn in kernel_functions(module):
             kernel = extract_kernel(fn)  # scheduled as the model calls it (destinations kept)
             workload = workload_kernel(kernel)
+            if flops_by_kernel is not None:  # what a profile's GFLOP/s count
+                flops_by_kernel[fn.sym_name.value] = flops(workload)
             key = workload_hash(workload)
             if key not in decided:
                 decided[key] = _decide(workload, key, target, db, defaults)

@@ -80,7 +80,8 @@ class CpuBackend:
                                       function=next(iter(executable.signatures)),
                                       interface=interface_source(executable.signatures, names,
                                                                  str(executable.target)))
-            return CompiledLibrary(path.read_bytes(), cpu_features())
+            sections = {"profile": executable.profile_sites} if executable.profile_sites else {}
+            return CompiledLibrary(path.read_bytes(), cpu_features(), sections)
 
     def load(self, path: Path, target: Target, meta: dict[str, Any],
              library: bytes) -> Executable:
@@ -105,7 +106,8 @@ class CpuBackend:
             except BuildError as error:
                 raise LoadError(f"{path}: {error}") from None
         return Executable(sigs, lib, target, errors, keep_alive=[callbacks, lib],
-                          libraries=libs, shared_library=library, saved_metadata=meta)
+                          libraries=libs, shared_library=library, saved_metadata=meta,
+                          profile_sites=meta.get("profile"))
 
     def design_space(self, target: Target) -> SpaceFn:
         return cpu_space(target)
