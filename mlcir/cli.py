@@ -425,7 +425,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             module, target=target, work_dir=work_dir, max_trials_global=args.trials,
             max_trials_per_task=args.trials_per_task, strategy=args.strategy,
             num_trials_per_iter=args.trials_per_round, seed=args.seed,
-            cost_model=args.cost_model, verbose=0 if args.quiet else 1,
+            cost_model=args.cost_model, verbose=0 if args.quiet else 2 if args.verbose else 1,
             task_scheduler=args.task_scheduler, builders=args.builders, runner=runner,
             input_shapes=sizes if len(sizes) > 1 else None)
         workloads, records = export_best_records(db, args.output)
@@ -605,6 +605,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="build and measure on the Ray cluster whose head is at HOST:PORT, on "
                         "the nodes with this machine's hardware fingerprint (docs/tuning.md)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the task table after every round and every measured candidate "
+                        "(default: a live progress line, the table at the end)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar or task table")
     p.set_defaults(handler=cmd_tune)

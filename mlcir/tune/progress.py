@@ -1,7 +1,9 @@
-"""Feedback while tuning: a progress bar, the course's task table, and a log in ``work_dir``.
+"""Feedback while tuning: a live progress line, the course's task table, a log in
+``work_dir``.
 
-``verbose=0`` is quiet (the log is still written), 1 prints the table after each round and a
-progress bar, 2 also prints every measured candidate.
+``verbose=0`` is quiet (the log is still written); 1 prints a live line on a terminal (a line
+per round in a pipe) and the task table at the end; 2 also prints the table after every round
+and every measured candidate.
 """
 
 from __future__ import annotations
@@ -51,14 +53,37 @@ def format_table(rows: list[TaskRow]) -> str:
     return "\n".join(lines)
 
 
+def _clock(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+        else f"{seconds // 60:02d}:{seconds % 60:02d}"
+
+
+def model_latency(rows: list[TaskRow], default: list[float]) -> tuple[float, float]:
+    """The whole model's estimated latency (sum of weight x best latency of every task) and
+    that of the default schedules, over the tasks measured both ways (else inf)."""
+    pairs = [(r.weight * r.best_secs, r.weight * d) for r, d in zip(rows, default)
+             if math.isfinite(r.best_secs) and math.isfinite(d)]
+    if not pairs or len(pairs) < len(rows):
+        return math.inf, math.inf
+    return sum(b for b, _ in pairs), sum(d for _, d in pairs)
+
+
 @dataclass
 class Progress:
+    """What a tuning run prints, as tvmc and tqdm do. On a terminal: one live line (trials
+    done of the budget, elapsed, rate, ETA, the best whole-model latency so far and its gain
+    over the default schedules), the task table at the end (every round with ``verbose`` 2,
+    and every ``TABLE_EVERY_S`` on a long run). In a pipe or a log file: one line per round,
+    the table at the end. Everything goes to ``work_dir/logs/tune.log`` too."""
+
     work_dir: Path
     total: int
     verbose: int = 1
     stream: TextIO = field(default_factory=lambda: sys.stderr)
     done: int = 0
     started: float = field(default_factory=time.perf_counter)
+    TABLE_EVERY_S = 300.0
 
     def __post_init__(self) -> None:
         logs = Path(self.work_dir) / "logs"
@@ -70,6 +95,10 @@ class Progress:
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
         self.logger.addHandler(handler)
         self._handler = handler
+        self._first_done: int | None = None
+        self._model = (math.inf, math.inf)  # best and default whole-model latency
+        self._table_at = time.perf_counter()
+        self._rounds = 0
 
     def log(self, message: str, level: int = 1) -> None:
         self.logger.info(message)
@@ -77,22 +106,44 @@ class Progress:
             self._clear_bar()
             print(message, file=self.stream, flush=True)
 
-    def step(self, n: int = 1, note: str = "") -> None:
-        """One more trial: redraw the bar on a terminal, else a line every 25%."""
-        before, self.done = self.done, self.done + n
-        if self.verbose < 1:
-            return
+    def _status(self) -> str:
         elapsed = time.perf_counter() - self.started
-        rate = self.done / elapsed * 60 if elapsed > 0 else 0.0
-        status = f"{self.done}/{self.total} trials, {elapsed:6.1f} s, {rate:5.1f}/min"
-        if self._tty:
-            width = 30
+        first = self._first_done if self._first_done is not None else self.done
+        new = self.done - first
+        rate = new / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else math.inf
+        text = (f"{self.done}/{self.total} trials, {_clock(elapsed)} elapsed, {rate:.1f}/s, "
+                f"ETA {_clock(eta) if math.isfinite(eta) else '--:--'}")
+        best, default = self._model
+        if math.isfinite(best):
+            text += f", model {best * 1e6:.1f} us ({default / best:.2f}x the default)"
+        return text
+
+    def step(self, n: int = 1, note: str = "") -> None:
+        """One more trial: redraw the live line on a terminal."""
+        if self._first_done is None:
+            self._first_done = self.done
+        self.done += n
+        if self.verbose >= 1 and self._tty:
+            width = 20
             filled = int(width * min(self.done, self.total) / max(self.total, 1))
-            bar = "#" * filled + "." * (width - filled)
-            self.stream.write(f"\r[{bar}] {status} {note[:40]:<40}")
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self._status()} "
+                              f"{note[:30]:<30}")
             self.stream.flush()
-        elif self.done * 4 // max(self.total, 1) > before * 4 // max(self.total, 1):
-            print(f"progress: {status}", file=self.stream, flush=True)
+
+    def round_done(self, task: str, rows: list[TaskRow], default: list[float]) -> None:
+        """After a round of ``task``: a line in a pipe, the live line's figures on a terminal,
+        the table every round with ``verbose`` 2 (or every few minutes)."""
+        self._rounds += 1
+        self._model = model_latency(rows, default)
+        line = f"round {self._rounds} ({task}): {self._status()}"
+        self.logger.info(line)
+        if self.verbose >= 2 or (self._tty and self.verbose >= 1 and
+                                 time.perf_counter() - self._table_at > self.TABLE_EVERY_S):
+            self._table_at = time.perf_counter()
+            self.log("\n" + format_table(rows))
+        elif self.verbose >= 1 and not self._tty:
+            print(line, file=self.stream, flush=True)
 
     @property
     def _tty(self) -> bool:
@@ -100,7 +151,7 @@ class Progress:
 
     def _clear_bar(self) -> None:
         if self.verbose >= 1 and self.done and self._tty:
-            self.stream.write("\r" + " " * 110 + "\r")
+            self.stream.write("\r" + " " * 140 + "\r")
 
     def table(self, rows: list[TaskRow]) -> None:
         self.log("\n" + format_table(rows))

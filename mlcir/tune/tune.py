@@ -152,6 +152,13 @@ class TaskTuner:
     def done(self) -> bool:
         return self.exhausted or self.trials >= self.max_trials
 
+    @property
+    def default_secs(self) -> float:
+        """The measured latency of the target's default schedule (inf before it is)."""
+        found = [r.mean_secs for r in self.db.records(self.workload, self.key)
+                 if r.default_schedule and r.ok]
+        return found[0] if found else math.inf
+
     def row(self) -> TaskRow:
         return TaskRow(self.task.name, self.task.flops, self.task.weight, self.trials,
                        self.best_secs, self.done)
@@ -313,7 +320,9 @@ def _tune_tasks(tasks: list[Task], config: TuneConfig) -> tuple[TuningDatabase, 
                 waiting = sum(1 for t in tuners if not t.history and not t.done)
                 count = min(count, max(1, budget // waiting))
             tuner.round(count)
-            progress.table([t.row() for t in tuners])
+            progress.round_done(tuner.task.name, [t.row() for t in tuners],
+                                [t.default_secs for t in tuners])
+        progress.table([t.row() for t in tuners])
     return db, tuners
 
 
