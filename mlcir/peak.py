@@ -61,9 +61,9 @@ func.func @main(%seed: memref<{lanes}xf32>, %out: memref<{threads}x{lanes}xf32>)
 def peak_gflops(threads: int = 1) -> float:
     """Peak f32 GFLOPS of ``threads`` cores (measured once per process)."""
     lanes = target_facts("llvm").lanes(4)
-    from mlcir.driver import build
+    from mlcir.targets import compile_module
 
-    ex = build(_kernel(lanes, threads), target=f"llvm -threads={threads}")
+    ex = compile_module(_kernel(lanes, threads), target=f"llvm -threads={threads}")
     seed = np.full(lanes, 0.5, np.float32)
     out = np.zeros((threads, lanes), np.float32)
     ex.main(seed, out)

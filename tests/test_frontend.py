@@ -676,7 +676,7 @@ def test_outputs_that_are_inputs_or_constants():
 def test_unsupported_nodes_are_listed_together():
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="ok_relu"),
-        helper.make_node("Hardmax", ["r"], ["h"], name="the_hardmax"),
+        helper.make_node("Bernoulli", ["r"], ["h"], name="the_bernoulli"),
         helper.make_node("Conv", ["h", "w3"], ["c"], name="conv3d"),
         helper.make_node("Gelu", ["r"], ["g"], name="weird_gelu", approximate="cubic"),
         helper.make_node("Custom", ["g"], ["u"], name="custom", domain="com.example"),
@@ -692,13 +692,13 @@ def test_unsupported_nodes_are_listed_together():
         from_onnx(model)
     message = str(info.value)
     assert "cannot import 4 nodes (ai.onnx opset 20)" in message
-    assert "node 'the_hardmax' (Hardmax, opset 20): unsupported op" in message
+    assert "node 'the_bernoulli' (Bernoulli, opset 20): unsupported op" in message
     assert "node 'conv3d' (Conv, opset 20): 3-D windows are not supported" in message
     assert "node 'weird_gelu' (Gelu, opset 20): approximate='cubic' is not supported" in message
     assert "node 'custom' (Custom, opset 20): ops of the domain 'com.example'" in message
     assert "ok_relu" not in message and "'add'" not in message
     assert [where for where, _ in info.value.problems] == [
-        "node 'the_hardmax' (Hardmax, opset 20)", "node 'conv3d' (Conv, opset 20)",
+        "node 'the_bernoulli' (Bernoulli, opset 20)", "node 'conv3d' (Conv, opset 20)",
         "node 'weird_gelu' (Gelu, opset 20)", "node 'custom' (Custom, opset 20)"]
     assert isinstance(info.value, MlcirError)
 
