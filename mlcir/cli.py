@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-STAGES = ("graph", "kernels", "llvm")
+STAGES = ("graph", "kernels", "scheduled", "llvm")
 FILL_MODES = ("random", "zeros", "ones")
 # The largest input --fill-mode makes (a declared shape can be absurd: 3.5 PiB).
 FILL_LIMIT_BYTES = 16 * 2**30
@@ -142,16 +142,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if unknown:
         raise CliError(f"--dump-mlir: unknown stage(s) {', '.join(unknown)}; the stages are "
                        f"{', '.join(STAGES)}")
-    if "graph" in dumps:
-        _write_text(dumps["graph"], _asm(module))
-    if "kernels" in dumps:
-        _write_text(dumps["kernels"], _asm(_kernels(module, records, target, schedule,
-                                                    args.layout)))
+
+    def dump(stage: str, staged: Any) -> None:  # every stage of the build, as it passes
+        stage = "llvm" if stage == "lowered" else stage
+        if stage in dumps:
+            _write_text(dumps[stage], _asm(staged))
+
     output = args.output or Path(args.model).with_suffix(".mlcir").name
     saved = mlcir.compile(module, target, output, records=records, schedule=schedule,
-                          pipeline=args.pipeline, layout=args.layout, profile=args.profile)
-    if "llvm" in dumps:
-        _write_text(dumps["llvm"], _asm(saved.lowered))
+                          pipeline=args.pipeline, layout=args.layout, profile=args.profile,
+                          on_stage=dump)
     if not args.quiet:
         functions = ", ".join(f"<mlcir.Function {sig.describe()}>"
                               for sig in saved.signatures.values())
@@ -181,22 +181,6 @@ def _records(path: str | None) -> Any:
         return as_database(path)
     except DatabaseError as error:
         raise CliError(f"--tuning-records: {error}") from None
-
-
-def _kernels(module: Any, records: Any, target: Any, schedule: str, layout: str) -> Any:
-    """The loop-level kernels the build sees (each scheduled by its record or its default), on
-    a copy."""
-    from mlcir.ir import clone_module
-    from mlcir.passes.layout_chains import set_module_layout
-    from mlcir.passes.winograd import target_layout
-    from mlcir.target import Target
-    from mlcir.tune.apply import schedule_kernels
-
-    with module.context:
-        kernels = clone_module(module)
-        set_module_layout(kernels, target_layout(layout, Target.parse(target).kind))
-        schedule_kernels(kernels, target, records, defaults=schedule == "default")
-    return kernels
 
 
 # -- run ---------------------------------------------------------------------------------------
@@ -510,19 +494,21 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--tuning-records", metavar="PATH",
                    help="apply the best schedules from a records file written by `mlcir tune "
                         "-o` or a tuning work_dir")
-    p.add_argument("--layout", choices=("packed", "direct", "none"), default="packed",
+    p.add_argument("--layout", choices=("packed", "direct", "none"), default=None,
                    help="packed (default): constant matmul weights are packed into the register "
-                        "tile's panels at compile time, convolution chains blocked, 3x3 "
-                        "convolutions Winograd; direct: the same with direct convolutions; "
-                        "none: weights and layouts kept as they are (experiments)")
+                        "tile's panels at compile time, convolution chains blocked (both sized "
+                        "for the target's vectors), 3x3 convolutions Winograd; direct: the same "
+                        "with direct convolutions; none: weights and layouts kept as they are "
+                        "(experiments)")
     p.add_argument("--no-default-schedule", action="store_true",
                    help="leave kernels without a tuning record unscheduled (the naive "
                         "baseline) instead of giving them the target's default schedule")
     p.add_argument("--dump-mlir", nargs=2, action="append", metavar=("STAGE", "PATH"),
-                   help="write the module at STAGE (graph: as imported; kernels: loop-level "
-                        "kernels, each scheduled by its record or its default; llvm: the LLVM dialect that is "
-                        "compiled, for cuda the host code and the gpu.binary kernels) to PATH "
-                        "('-': standard output); repeatable")
+                   help="write the module at STAGE of the build (graph: as imported and "
+                        "verified; kernels: loop-level kernels; scheduled: each kernel scheduled "
+                        "by its record or its default; llvm: the LLVM dialect that is compiled, "
+                        "for cuda the host code and the gpu.binary kernels) to PATH ('-': "
+                        "standard output); repeatable")
     p.add_argument("--pipeline", metavar="PIPELINE",
                    help="replace the target's codegen pipeline (a pass pipeline string)")
     p.add_argument("--profile", action="store_true",

@@ -2,10 +2,10 @@
 plain upstream MLIR) to an executable or straight to a saved model file, and a saved model
 back to an executable.
 
-The driver is the top of the stack: it parses the target, schedules each kernel (from tuning
-records when given, else by the target's default schedule), prepares the module (:mod:`mlcir.runtime.compile`: signatures, library
-declarations) and hands it to the target's backend (:func:`mlcir.targets.backend_for`), which
-compiles, writes or loads it.
+The driver is the top of the stack: it parses the target, asks its backend for the build plan,
+carries the module through the plan's stages (:mod:`mlcir.targets.stages`: graph, kernels,
+scheduled from tuning records or by default, lowered) and hands the result to the backend
+(:func:`mlcir.targets.backend_for`), which compiles, writes or loads it.
 """
 
 from __future__ import annotations
@@ -13,87 +13,68 @@ from __future__ import annotations
 import functools
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 
 from mlcir.errors import BuildError
 from mlcir.runtime import Executable
-from mlcir.runtime.compile import PreparedModule, as_module, prepare
+from mlcir.runtime.compile import as_module
 from mlcir.runtime.model_file import SavedModel, model_target, read_library
 from mlcir.target import Target
-from mlcir.targets import backend_for
+from mlcir.targets import backend_for, build_plan
+from mlcir.targets.stages import Staged, StageHook, run_stages
 
 
 SCHEDULES = ("default", "none")
 LAYOUTS = ("packed", "direct", "none")
 
 
-def _prepare(mod: Any, target: Target, records: Any, schedule: str,
-             layout: str = "packed", profile: "_ProfileInfo | None" = None
-             ) -> tuple[Any, PreparedModule]:
-    """The source module and a verified copy with its signatures and library declarations,
-    each kernel scheduled from ``records`` (with the static specialisations they tuned), else
-    by the target's default schedule (unless ``schedule`` is ``"none"``). ``layout="none"``
-    keeps constant weights and activations in their original layout (``graph-pack-weights``
-    and ``graph-layout-nchwc`` leave the module alone); ``layout="direct"`` and CUDA targets
-    keep convolutions direct (``graph-winograd`` leaves them)."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
+                  schedule: str = "default", layout: str | None = None,
+                  pipeline: str | None = None, profile: bool = False, until: str = "lowered",
+                  on_stage: StageHook | None = None) -> Staged:
+    """``mod`` carried through ``target``'s build plan up to stage ``until``
+    (:func:`mlcir.targets.stages.run_stages`): what :func:`build` and :func:`compile` compile
+    and ``mlcir compile --dump-mlir`` prints. ``layout`` None: the module's ``mlcir.layout``
+    attribute, else ``"packed"``."""
+    from mlcir.passes.layout_chains import module_layout
+
+    target = Target.parse(target)
     module = as_module(mod)
-    if records is None:
-        prepared = prepare(module)
-    else:
-        from mlcir.tune.apply import with_specializations
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    plan = build_plan(target, layout or module_layout(module), profile)
+    source = None
+    if records is not None:
+        from mlcir.tune.apply import record_source
 
-        prepared = prepare(with_specializations(module, records))
-    from mlcir.passes.layout_chains import set_module_layout
-    from mlcir.passes.winograd import target_layout
-
-    layout = target_layout(layout, target.kind)
-    if layout != "packed":
-        set_module_layout(prepared.work, layout)
-    if records is not None or schedule == "default":
-        from mlcir.tune.apply import schedule_kernels
-
-        sources = schedule_kernels(prepared.work, target, records,
-                                   defaults=schedule == "default",
-                                   flops_by_kernel=None if profile is None else profile.flops)
-        if profile is not None:
-            profile.sources.update(sources)
-    return module, prepared
+        source = record_source(records)
+    return run_stages(module, plan, records=source, schedule=schedule, until=until,
+                      pipeline=pipeline, on_stage=on_stage)
 
 
-@dataclass
-class _ProfileInfo:
-    """What a profiling build learns while scheduling: each kernel's operations and where its
-    schedule came from."""
+def _profile_sites(staged: Staged, schedule: str) -> dict[str, list[dict[str, Any]]]:
+    """The call sites ``mlcir-profile-hooks`` recorded, with each kernel's operations and
+    where its schedule came from."""
+    from mlir import ir
 
-    flops: dict[str, float] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
+    from mlcir.passes.profile_hooks import PROFILE_ATTR
 
-    def sites(self, lowered: Any, schedule: str) -> dict[str, list[dict[str, Any]]]:
-        """The call sites ``mlcir-profile-hooks`` recorded, with operations and schedules."""
-        from mlir import ir
-
-        from mlcir.passes.profile_hooks import PROFILE_ATTR
-
-        table = json.loads(ir.StringAttr(lowered.operation.attributes[PROFILE_ATTR]).value)
-        for sites in table.values():
-            for site in sites:
-                name = site["callee"]
-                site["flops"] = self.flops.get(name, 0.0)
-                site["schedule"] = "library" if site.pop("library") else self.sources.get(
-                    name, "none" if schedule == "none" else "pipeline")
-        return table
+    lowered = staged.prepared.work
+    table = json.loads(ir.StringAttr(lowered.operation.attributes[PROFILE_ATTR]).value)
+    for sites in table.values():
+        for site in sites:
+            name = site["callee"]
+            site["flops"] = staged.kernel_flops.get(name, 0.0)
+            site["schedule"] = "library" if site.pop("library") else \
+                staged.schedule_sources.get(name, "none" if schedule == "none" else "pipeline")
+    return table
 
 
 def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
           schedule: str = "default", pipeline: str | None = None,
-          layout: str = "packed", profile: bool = False) -> Executable:
+          layout: str | None = None, profile: bool = False) -> Executable:
     """Compile ``mod`` for ``target`` and return an :class:`~mlcir.runtime.Executable`.
 
     ``mod`` may be a graph-level module, loop-level kernels, or plain upstream MLIR (functions
@@ -102,22 +83,25 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     ``mlcir tune -o``) holds for it measured on the same target, else the target's default
     schedule (:func:`mlcir.tune.default_schedule`); ``schedule="none"`` leaves kernels without
     a record unscheduled (the naive baseline). ``pipeline`` replaces the target's default
-    codegen pipeline. ``layout="none"`` keeps constant matmul weights as they are instead of
+    codegen pipeline (from loop-level kernels). ``layout="none"`` keeps constant matmul weights as they are instead of
     packing them into the register tile's panels at compile time (``graph-pack-weights``) and
     convolution chains in NCHW instead of the blocked NCHW<c>c (``graph-layout-nchwc``,
     docs/graph-passes.md), for experiments; ``layout="direct"`` keeps both but computes 3x3
     convolutions directly instead of as Winograd F(4x4, 3x3) (``graph-winograd``), as CUDA
-    builds always do. ``profile=True`` builds the profiling twin (timing hooks around every
+    builds always do; None (the default) takes the module's ``mlcir.layout`` attribute, else
+    ``"packed"``. Channel blocks and weight panels are sized for the target's vectors
+    (``mlcir.targets.cpu.facts``). ``profile=True`` builds the profiling twin (timing hooks around every
     kernel call; :meth:`Executable.profile` builds it by itself when first asked).
     """
     target = Target.parse(target)
-    profiling = _check_profile(target, pipeline) if profile else None
-    module, prepared = _prepare(mod, target, records, schedule, layout, profiling)
-    if profiling is not None:
-        pipeline = f"mlcir-cpu{{threads={target.threads} profile=1}}"
-    executable = backend_for(target).compile(prepared, target, pipeline=pipeline, keep=module)
-    if profiling is not None:
-        executable.profile_sites = profiling.sites(executable.lowered, schedule)
+    if profile:
+        _check_profile(target, pipeline)
+    module = as_module(mod)
+    staged = staged_module(module, target, records=records, schedule=schedule, layout=layout,
+                           pipeline=pipeline, profile=profile)
+    executable = backend_for(target).compile(staged.prepared, target, keep=module)
+    if profile:
+        executable.profile_sites = _profile_sites(staged, schedule)
     if target.kind == "llvm" and not target.names_cpu and pipeline is None:
         executable.profile_builder = functools.partial(
             build, mod, target, records=records, schedule=schedule, layout=layout,
@@ -127,14 +111,13 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     return executable
 
 
-def _check_profile(target: Target, pipeline: str | None) -> _ProfileInfo:
+def _check_profile(target: Target, pipeline: str | None) -> None:
     if target.kind != "llvm" or target.names_cpu:
         raise BuildError(f"profiling builds are for the host CPU (target 'llvm'), not "
                          f"'{target}'")
     if pipeline is not None:
         raise BuildError("profile=True builds with the target's pipeline (and its timing "
                          "hooks); it cannot take pipeline=")
-    return _ProfileInfo()
 
 
 def _peak(target: Target) -> float:
@@ -145,8 +128,8 @@ def _peak(target: Target) -> float:
 
 def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
             records: Any = None, schedule: str = "default",
-            pipeline: str | None = None, layout: str = "packed",
-            profile: bool = False) -> SavedModel:
+            pipeline: str | None = None, layout: str | None = None,
+            profile: bool = False, on_stage: StageHook | None = None) -> SavedModel:
     """Compile ``mod`` for ``target`` straight into the saved model ``path`` (what ``mlcir
     compile`` does); :func:`load` runs the file, in this process or another, later.
 
@@ -154,18 +137,24 @@ def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
     a shared library, so this works on a machine without a GPU or the NVIDIA driver, and the
     file runs on one that has both (docs/cuda.md). For ``llvm`` it is :func:`build` followed by
     :meth:`Executable.save`. ``records``, ``schedule``, ``pipeline``, ``layout`` and
-    ``profile`` are :func:`build`'s (a profiling build is saved with its call table).
+    ``profile`` are :func:`build`'s (a profiling build is saved with its call table);
+    ``on_stage(stage, module)`` sees each stage of the build (``mlcir compile --dump-mlir``).
     Returns what was written (path, metadata, signatures, the lowered module).
     """
     target = Target.parse(target)
     if profile:  # the profiling build, saved: ``mlcir run --profile`` reads its counters
-        executable = build(mod, target, records=records, schedule=schedule,
-                           pipeline=pipeline, layout=layout, profile=True)
+        _check_profile(target, pipeline)
+        module = as_module(mod)
+        staged = staged_module(module, target, records=records, schedule=schedule,
+                               layout=layout, profile=True, on_stage=on_stage)
+        executable = backend_for(target).compile(staged.prepared, target, keep=module)
+        executable.profile_sites = _profile_sites(staged, schedule)
         executable.save(path)
         meta, _ = read_library(Path(path))
         return SavedModel(Path(path), meta, executable.signatures, executable.lowered)
-    _, prepared = _prepare(mod, target, records, schedule, layout)
-    return backend_for(target).compile_to_file(prepared, target, Path(path), pipeline=pipeline)
+    staged = staged_module(mod, target, records=records, schedule=schedule, layout=layout,
+                           pipeline=pipeline, on_stage=on_stage)
+    return backend_for(target).compile_to_file(staged.prepared, target, Path(path))
 
 
 def load(path: "str | os.PathLike[str]") -> Executable:

@@ -24,6 +24,7 @@ from mlcir.ir import located
 
 from .lowerings import LoweringContext, Rule, load_all
 from .lowerings import builders as b
+from .pipelines import STANDALONE_LANES
 from .registry import ModulePass, register_pass
 
 
@@ -99,12 +100,13 @@ def _elementwise_dims(inputs: Sequence[ir.Value],
 
 def emit_blocks(op: ir.Operation, inputs: Sequence[ir.Value], dests: Sequence[ir.Value],
                 used_names: set[str], rules: dict[str, Rule],
-                readers: tuple[str, ...] = ()) -> list[ir.Value]:
+                readers: tuple[str, ...] = (), lanes: int = STANDALONE_LANES) -> list[ir.Value]:
     """Build ``op``'s compute blocks at the current insertion point; return its results.
-    ``readers``: the ops of the same kernel that read them (``LoweringContext.readers``)."""
+    ``readers``: the ops of the same kernel that read them (``LoweringContext.readers``);
+    ``lanes``: f32 lanes of the target's vectors."""
     rule = _rule_for(op, rules)
     cx = LoweringContext(op.name.split(".", 1)[1], list(inputs), list(dests), _attrs(op),
-                         op.location, used_names, readers)
+                         op.location, used_names, readers, lanes)
     try:
         results = rule.lower(cx)
     except LoweringError as error:
@@ -123,6 +125,7 @@ def emit_blocks(op: ir.Operation, inputs: Sequence[ir.Value], dests: Sequence[ir
 class GraphToLoop(ModulePass):
     name = "graph-to-loop"
     summary = "Lower graph ops to destination-passing calls of loop-level kernels"
+    lanes: int = STANDALONE_LANES  # f32 lanes of the target's vectors (window lowerings)
 
     def run(self, module: ir.Operation) -> None:
         rules = load_all()
@@ -171,8 +174,7 @@ class GraphToLoop(ModulePass):
         symbols.add(name)
         return name
 
-    @staticmethod
-    def _build_kernel(module: ir.Operation, name: str, op: ir.Operation,
+    def _build_kernel(self, module: ir.Operation, name: str, op: ir.Operation,
                       rules: dict[str, Rule]) -> None:
         in_types = [v.type for v in op.operands]
         out_types = [r.type for r in op.results]
@@ -183,30 +185,29 @@ class GraphToLoop(ModulePass):
             entry = kernel.add_entry_block()
             with ir.InsertionPoint(entry):
                 args = list(entry.arguments)
-                results = emit_blocks(op, args[:len(in_types)], args[len(in_types):], set(), rules)
+                results = emit_blocks(op, args[:len(in_types)], args[len(in_types):], set(), rules,
+                                      lanes=self.lanes)
                 func.ReturnOp(results)
 
-    @staticmethod
-    def _lower_in_place(op: ir.Operation, rules: dict[str, Rule], used: set[str]) -> None:
+    def _lower_in_place(self, op: ir.Operation, rules: dict[str, Rule], used: set[str]) -> None:
         """Replace ``op`` by its blocks (or view) where it stands."""
         rule = _rule_for(op, rules)
         readers = tuple(sorted({use.owner.operation.name for r in op.results for use in r.uses}))
         with ir.InsertionPoint(op), op.location:
             inputs = list(op.operands)
             dests = [] if rule.view else dest_values(op, inputs, rule)
-            results = emit_blocks(op, inputs, dests, used, rules, readers)
+            results = emit_blocks(op, inputs, dests, used, rules, readers, self.lanes)
         for old, new in zip(op.results, results):
             old.replace_all_uses_with(new)
         op.erase()
 
-    @classmethod
-    def _lower_primitive(cls, module: ir.Operation, fn: func.FuncOp,
+    def _lower_primitive(self, module: ir.Operation, fn: func.FuncOp,
                          rules: dict[str, Rule]) -> None:
         """Lower a fused group in place: one kernel with one block per graph op, made
         destination-passing like the per-op kernels."""
         used: set[str] = set()
         for op in graph_ops(fn.operation):
-            cls._lower_in_place(op, rules, used)
+            self._lower_in_place(op, rules, used)
         fn.attributes[KERNEL_ATTR] = ir.UnitAttr.get()
         _pass_destinations(module, fn)
 

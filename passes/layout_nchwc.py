@@ -1,15 +1,15 @@
 """``graph-layout-nchwc``: convolution chains in the blocked NCHW<c>c layout.
 
 onnxruntime's MLAS and TVM's x86 schedules run convolutions in NCHWc: the channels of one block
-(16 f32, one AVX-512 vector) innermost, so a convolution's register tile is output columns x
+(one vector register of f32: option ``lanes``, the build's target's) innermost, so a convolution's register tile is output columns x
 one channel block, each step a broadcast input value times a filter vector, whatever the
 width or stride (docs/tuning.md, "Measure and decide: NCHWc": 94-97% of peak, onnxruntime's
 time, where NCHW stays 20% to 2.4x behind). The layout is chosen once for the graph:
 
 - a ``conv2d`` with a constant filter becomes ``conv2d_nchwc`` with the filter packed at
   compile time (``[O/co, C/ci, KH, KW, ci, co]``, folded as a constant); a depthwise one reads
-  ``[C/c, 1, KH, KW, 1, c]``, its channel block in the lanes. Blocks of 16 channels, else 8
-  (24, 40 channels); a first layer reading fewer channels than a block (an image's 3) stays
+  ``[C/c, 1, KH, KW, 1, c]``, its channel block in the lanes. Blocks of a vector's lanes,
+  else half a vector (24, 40 channels with 16 lanes); a first layer reading fewer channels than a block (an image's 3) stays
   NCHW, measured faster there (docs/tuning.md), and so does a pointwise convolution that
   alone reads an NCHW value, into no more channels (:func:`_pointwise_stays_nchw`: a matmul
   over ``H*W`` as fast as the blocked one, without the layout change of its larger input);
@@ -39,6 +39,7 @@ from mlcir.dialects import graph
 
 from .constants import constant_array, make_constant
 from .layout_chains import CHAIN_PATTERNS, rebuilt, relaid_functions, static_shape
+from .pipelines import STANDALONE_LANES
 from .registry import ModulePass, register_pass
 
 __all__ = ["LayoutNCHWc", "layout_nchwc", "channel_block"]
@@ -46,28 +47,27 @@ __all__ = ["LayoutNCHWc", "layout_nchwc", "channel_block"]
 _SPATIAL_REDUCTIONS = ("graph.mean", "graph.sum", "graph.max", "graph.min")
 
 
-def channel_block(channels: int) -> int | None:
-    """The block for a tensor of ``channels``: 16 (one AVX-512 vector of f32), else 8."""
-    for block in (16, 8):
-        if channels % block == 0:
+def channel_block(channels: int, lanes: int = STANDALONE_LANES) -> int | None:
+    """The block for a tensor of ``channels``: a vector of ``lanes`` f32, else half of one
+    (not below 4 channels: docs/decisions.md#channel-blocks)."""
+    for block in (lanes, lanes // 2):
+        if block >= 4 and channels % block == 0:
             return block
     return None
 
 
-def layout_nchwc(module: ir.Module | ir.Operation) -> int:
+def layout_nchwc(module: ir.Module | ir.Operation, lanes: int = STANDALONE_LANES) -> int:
     """Put the convolution chains of every graph function of ``module`` in NCHW<c>c (in
-    place, module docstring); returns how many ops now run blocked."""
-    return sum(_Converter().run(fn) for fn in relaid_functions(module))
-
-
-POINTWISE_COLUMNS = 16  # H*W in whole AVX-512 vectors of f32: the NCHW matmul's columns
+    place, module docstring) for vectors of ``lanes`` f32; returns how many ops now run
+    blocked."""
+    return sum(_Converter(lanes).run(fn) for fn in relaid_functions(module))
 
 
 def _pointwise_stays_nchw(x: ir.Value, x_shape: list[int], w_shape: tuple[int, ...],
-                          attrs: dict) -> bool:
+                          attrs: dict, lanes: int) -> bool:
     """Whether a convolution of the NCHW value ``x`` stays NCHW: a pointwise one (1x1,
     stride 1, no padding, one group) that alone reads ``x``, into no more channels than it
-    reads, over whole 16-wide vectors of ``H*W``. NCHW, it is the matmul over ``H*W`` its
+    reads, over whole vectors of ``H*W`` (``lanes`` wide: the NCHW matmul's columns). NCHW, it is the matmul over ``H*W`` its
     lowering makes (nn.py), as fast as the blocked convolution (256 -> 64 channels at
     56 x 56: 955 against 993 us on one thread); blocked, its input would change layout first
     (81 us for those 3.2 MB), where a blocked reader of its result changes the smaller result's
@@ -75,11 +75,12 @@ def _pointwise_stays_nchw(x: ir.Value, x_shape: list[int], w_shape: tuple[int, .
     o, c, kh, kw = w_shape
     return ((kh, kw) == (1, 1) and list(attrs["strides"]) == [1, 1]
             and not any(attrs["padding"]) and attrs["groups"] == 1 and o <= c
-            and x_shape[2] * x_shape[3] % POINTWISE_COLUMNS == 0 and len(list(x.uses)) == 1)
+            and x_shape[2] * x_shape[3] % lanes == 0 and len(list(x.uses)) == 1)
 
 
 @dataclass
 class _Converter:
+    lanes: int
     # NCHW value -> (its NCHW<c>c form, c): the blocked tensors this function has so far.
     blocked: dict[ir.Value, tuple[ir.Value, int]] = field(default_factory=dict)
     plain_forms: list[ir.Operation] = field(default_factory=list)
@@ -128,17 +129,17 @@ class _Converter:
         depthwise = attrs["groups"] != 1
         if depthwise and not (attrs["groups"] == c == o and w_array.shape[1] == 1):
             return None  # grouped convolutions stay NCHW
-        out_block = channel_block(o)
+        out_block = channel_block(o, self.lanes)
         if out_block is None:
             return None
         if x in self.blocked:
             in_block = self.blocked[x][1]
-        elif _pointwise_stays_nchw(x, x_shape, w_array.shape, attrs):
+        elif _pointwise_stays_nchw(x, x_shape, w_array.shape, attrs, self.lanes):
             return None
         else:
             # An input of fewer channels than a block (an image's 3) stays NCHW: the 7x7/2
             # stem ran at 102 GFLOPS in NCHW, 60 as one block of 3 (docs/tuning.md).
-            in_block = channel_block(c)
+            in_block = channel_block(c, self.lanes)
             if in_block is None:
                 return None
         if depthwise:  # one block for input and output channels, the same channels
@@ -235,6 +236,7 @@ class LayoutNCHWc(ModulePass):
     name = "graph-layout-nchwc"
     summary = ("Run convolution chains in the blocked NCHW<c>c layout (filters packed at "
                "compile time); layout changes only where the chains begin and end")
+    lanes: int = STANDALONE_LANES  # f32 lanes of a vector: the channel block
 
     def run(self, module: ir.Operation) -> None:
-        layout_nchwc(module)
+        layout_nchwc(module, self.lanes)

@@ -27,11 +27,13 @@ from mlcir.ir import ops_named
 
 from .constants import constant_array, is_constant, make_constant
 from .layout_chains import LAYOUT_ATTR, follow_chain, relaid_functions, static_shape
+from .pipelines import STANDALONE_LANES
 from .registry import ModulePass, register_pass
 
-# Columns of a panel: the widest register tile the CPU defaults choose (AVX-512: 8 x 32; an
-# AVX2 tile of 16 or 8 columns reads half or a quarter of each panel row, still contiguous).
-DEFAULT_PANEL = 32
+# Columns of a panel: the widest register tile the CPU defaults choose, two vectors (a build
+# passes its target's, docs/decisions.md#weight-panels; a narrower tile reads part of each
+# panel row, still contiguous).
+DEFAULT_PANEL = 2 * STANDALONE_LANES
 __all__ = ["DEFAULT_PANEL", "LAYOUT_ATTR", "PackWeights", "pack_weights"]
 
 

@@ -12,8 +12,8 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map}")
 
 
-# Graph level → one loop-level kernel per distinct op (or fused group). Task extraction for
-# tuning and applying tuning records run exactly this, so both see the same kernels.
+# Graph level → one loop-level kernel per distinct op (or fused group): the kernels a build
+# schedules and tuning sees (both take them from the build plan, mlcir/targets/plan.py).
 # Boolean tensors are stored as bytes from here on (``mlcir-bool-storage``); constant matmul
 # weights are packed into panels (``graph-pack-weights``) and convolution chains put in the
 # blocked NCHW<c>c layout with packed filters (``graph-layout-nchwc``) after folding made the
@@ -21,11 +21,40 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 # input (``graph-pad-windows``, before fusion puts the padding in that kernel).
 KERNELS = ["graph-fold-constants", "graph-layout-nchwc", "graph-pack-weights", "graph-dce",
            "graph-pad-windows", "graph-winograd", "graph-fuse-ops", "graph-to-loop", "mlcir-bool-storage"]
+LAYOUTS = ("packed", "direct", "none")
+# The passes that change layouts (off with layout "none"; "direct" keeps all but Winograd).
+LAYOUT_PASSES = ("graph-layout-nchwc", "graph-pack-weights", "graph-pad-windows",
+                 "graph-winograd")
+# The vector width the layout passes assume when nothing says (mlcir-opt): a build passes its
+# target's (mlcir/targets/cpu/facts.py).
+STANDALONE_LANES = 16
+
+
+def kernel_passes(lanes: int = STANDALONE_LANES, layout: str = "packed",
+                  winograd: bool = True) -> list[str]:
+    """The graph passes to loop-level kernels, with layouts sized for vectors of ``lanes``
+    f32: channel blocks of ``lanes`` (``graph-layout-nchwc``), weight panels of two vectors
+    (``graph-pack-weights``), poolings covered by whole vectors (``graph-to-loop``).
+    ``layout`` "none" leaves layouts alone, "direct" (and ``winograd=False``) computes 3x3
+    convolutions directly (docs/graph-passes.md)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    options = {"graph-layout-nchwc": f"{{lanes={lanes}}}",
+               "graph-pack-weights": f"{{panel={2 * lanes}}}",
+               "graph-to-loop": f"{{lanes={lanes}}}"}
+    skipped = (set(LAYOUT_PASSES) if layout == "none" else
+               {"graph-winograd"} if layout == "direct" or not winograd else set())
+    return [name + options.get(name, "") for name in KERNELS if name not in skipped]
+
+
+def entry_points() -> list[str]:
+    """Loop-level kernels → library calls declared and entry points ready for codegen."""
+    return ["graph-lower-library-calls", "mlcir-entry-points"]
 
 
 def cpu_frontend() -> list[str]:
     """Graph level → loop-level kernels on tensors, library calls and entry points ready."""
-    return KERNELS + ["graph-lower-library-calls", "mlcir-entry-points"]
+    return KERNELS + entry_points()
 
 
 def cpu_bufferize(tile_temporaries: bool = True) -> list[str]:
@@ -109,20 +138,43 @@ def cpu_to_llvm(threads: int) -> list[str]:
     ]
 
 
+def cpu_codegen(threads: int, profile: bool = False) -> list[str]:
+    """Loop-level kernels (scheduled or not) → LLVM dialect: the build plan's codegen."""
+    hooks = ["mlcir-profile-hooks"] if profile else []
+    return entry_points() + cpu_bufferize() + hooks + cpu_to_llvm(threads)
+
+
+def _flag(options: dict[str, str], name: str, default: str = "0") -> bool:
+    return options.get(name, default) not in ("0", "false")
+
+
+def _kernels(options: dict[str, str]) -> list[str]:
+    return kernel_passes(int(options.get("lanes", str(STANDALONE_LANES))),
+                         options.get("layout", "packed"), _flag(options, "winograd", "1"))
+
+
 def _cpu(options: dict[str, str]) -> str:
-    threads = int(options.get("threads", "0"))
-    hooks = ["mlcir-profile-hooks"] if options.get("profile", "0") not in ("0", "false") else []
-    return ", ".join(cpu_frontend() + cpu_bufferize() + hooks + cpu_to_llvm(threads))
+    graph = _kernels(options) if _flag(options, "graph", "1") else []
+    return ", ".join(graph + cpu_codegen(int(options.get("threads", "0")),
+                                         _flag(options, "profile")))
 
 
+KERNEL_OPTIONS = {
+    "lanes": f"f32 lanes of a vector register: channel block, panel width/2 (default "
+             f"{STANDALONE_LANES}; builds use their target's)",
+    "layout": "packed (the default), direct (no Winograd) or none (layouts left alone)",
+    "winograd": "0: compute 3x3 convolutions directly"}
 register_pipeline(Pipeline(
     "mlcir-cpu", "Graph or loop level to the LLVM dialect for the host CPU (bufferization "
     "included; scf.forall on OpenMP threads)", _cpu,
     {"threads": "OpenMP threads for parallel loops (0: decided at run time)",
-     "profile": "1: time every call of the public functions (mlcir-profile-hooks)"}))
+     "profile": "1: time every call of the public functions (mlcir-profile-hooks)",
+     "graph": "0: the module is loop-level kernels already (a build's codegen stage)",
+     **KERNEL_OPTIONS}))
 register_pipeline(Pipeline(
     "mlcir-kernels", "Graph level to loop-level kernels (the kernels tuning sees)",
-    lambda _options: ", ".join(KERNELS)))
+    lambda options: ", ".join(_kernels(options)), KERNEL_OPTIONS))
 register_pipeline(Pipeline(
     "mlcir-cpu-bufferize", "Graph or loop level to bufferized memrefs, before loops and LLVM",
-    lambda _options: ", ".join(cpu_frontend() + cpu_bufferize())))
+    lambda options: ", ".join(_kernels(options) + entry_points() + cpu_bufferize()),
+    KERNEL_OPTIONS))

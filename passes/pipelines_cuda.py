@@ -25,7 +25,7 @@ import re
 
 from mlcir.errors import BuildError
 
-from .pipelines import cpu_bufferize, cpu_frontend
+from .pipelines import cpu_bufferize, entry_points, kernel_passes
 from .registry import Pipeline, register_pipeline
 
 # Chips LLVM 22's NVPTX back end knows (llc -mtriple=nvptx64-nvidia-cuda -mcpu=help). Anything
@@ -56,12 +56,10 @@ def check_options(chip: str, fmt: str, opt_level: int, threads: int, toolkit: st
                          "option cannot hold")
 
 
-def cuda_frontend() -> list[str]:
-    """The CPU pipeline's front end (the same kernels as the CPU build and tuning see), but
-    for ``graph-winograd``: its transforms are CPU vector code in OpenMP loops (a CUDA build
-    and its tuning also mark the module to keep convolutions direct,
-    :func:`mlcir.passes.winograd.keep_direct`)."""
-    return [p for p in cpu_frontend() if p != "graph-winograd"] + ["mlcir-gpu-mark-outputs"]
+def cuda_kernels(layout: str = "packed") -> list[str]:
+    """The graph passes to kernels of a CUDA build and its tuning: the CPU's, with 3x3
+    convolutions direct (Winograd's transforms are CPU vector code in OpenMP loops)."""
+    return kernel_passes(layout=layout, winograd=False)
 
 
 def gpu_mapping(threads: int) -> list[str]:
@@ -98,23 +96,25 @@ def gpu_codegen(chip: str, fmt: str, toolkit: str, opt_level: int) -> list[str]:
     ]
 
 
-def _mapped(threads: int) -> list[str]:
-    """Graph or loop level to ``gpu.launch`` ops on device buffers (per-tile temporaries stay
-    whole: a GPU kernel cannot allocate)."""
-    return cuda_frontend() + cpu_bufferize(tile_temporaries=False) + gpu_mapping(threads)
+def _mapped(threads: int, graph: bool = True) -> list[str]:
+    """Graph or loop level (``graph=False``: loop-level kernels already) to ``gpu.launch`` ops
+    on device buffers (per-tile temporaries stay whole: a GPU kernel cannot allocate)."""
+    return ((cuda_kernels() if graph else []) + entry_points() + ["mlcir-gpu-mark-outputs"]
+            + cpu_bufferize(tile_temporaries=False) + gpu_mapping(threads))
 
 
 def cuda_pipeline(chip: str = DEFAULT_CHIP, fmt: str = "isa", toolkit: str = "",
-                  opt_level: int = 3, threads: int = DEFAULT_THREADS) -> str:
+                  opt_level: int = 3, threads: int = DEFAULT_THREADS, graph: bool = True) -> str:
     check_options(chip, fmt, opt_level, threads, toolkit)
-    return ", ".join(_mapped(threads) + gpu_codegen(chip, fmt, toolkit, opt_level))
+    return ", ".join(_mapped(threads, graph) + gpu_codegen(chip, fmt, toolkit, opt_level))
 
 
 def _cuda(options: dict[str, str]) -> str:
     try:
         return cuda_pipeline(options.get("chip", DEFAULT_CHIP), options.get("format", "isa"),
                              options.get("toolkit", ""), int(options.get("opt-level", "3")),
-                             int(options.get("threads", str(DEFAULT_THREADS))))
+                             int(options.get("threads", str(DEFAULT_THREADS))),
+                             options.get("graph", "1") not in ("0", "false"))
     except ValueError as error:
         raise BuildError(f"pipeline 'mlcir-cuda': {error}") from None
 
@@ -126,7 +126,8 @@ register_pipeline(Pipeline(
      "format": "isa (PTX text, the default), bin (cubin) or fatbin; bin/fatbin need ptxas",
      "toolkit": "CUDA toolkit folder with bin/ptxas (for bin/fatbin)",
      "opt-level": "NVVM optimization level 0..3 (default 3)",
-     "threads": f"threads per block of the default mapping (default {DEFAULT_THREADS})"}))
+     "threads": f"threads per block of the default mapping (default {DEFAULT_THREADS})",
+     "graph": "0: the module is loop-level kernels already (a build's codegen stage)"}))
 register_pipeline(Pipeline(
     "mlcir-cuda-mapped", "Graph or loop level to gpu.launch ops on device buffers, before "
     "outlining (what mlcir-cuda compiles; for reading the mapping)",

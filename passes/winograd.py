@@ -24,7 +24,8 @@ over direct convolution's, to about 1e-5 of the result's scale in f32 (measured 
 
 Off with the layouts (``mlcir.layout = "none"``) and with ``mlcir.layout = "direct"``
 (``mlcir.build(..., layout="direct")``): blocked layouts and packed weights, direct
-convolution. CUDA builds and their tuning keep convolutions direct (:func:`target_layout`).
+convolution. CUDA builds and their tuning keep convolutions direct: their build plan leaves
+this pass out (mlcir/targets/cuda/backend.py).
 """
 
 from __future__ import annotations
@@ -41,19 +42,11 @@ from .constants import constant_array, make_constant
 from .layout_chains import module_layout, relaid_functions, static_shape
 from .registry import ModulePass, register_pass
 
-__all__ = ["MIN_CHANNELS", "Winograd", "target_layout", "winograd"]
+__all__ = ["MIN_CHANNELS", "Winograd", "winograd"]
 
 # Fewest input and output channels a convolution needs for Winograd to pay (measured).
 MIN_CHANNELS = 32
 DIRECT = "direct"
-
-
-def target_layout(layout: str, target_kind: str) -> str:
-    """The layout a build for ``target_kind`` uses when asked for ``layout``: CUDA keeps
-    convolutions direct (``"packed"`` becomes ``"direct"``), since the transforms are CPU
-    vector code in OpenMP loops, which no GPU mapping takes. The build, its ``--dump-mlir``
-    kernels and tuning all ask here, so they see the same kernels."""
-    return DIRECT if target_kind == "cuda" and layout == "packed" else layout
 
 
 def _eligible(op: ir.Operation, attrs: dict) -> bool:

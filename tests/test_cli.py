@@ -294,11 +294,11 @@ def test_tune_then_compile_with_the_records_file(tmp_path, mlp_onnx, compiled):
     _close(outs["tuned"], _reference(mlp_onnx, inputs)["logits"])
     # The file really schedules kernels, through the Python API as well.
     from mlcir.frontend import from_onnx
-    from mlcir.runtime.compile import prepare
-    from mlcir.tune.apply import schedule_kernels
+    from mlcir.driver import staged_module
 
-    work, _, _ = prepare(from_onnx(str(mlp_onnx)))
-    assert list(schedule_kernels(work, "llvm", str(records), defaults=False))
+    staged = staged_module(from_onnx(str(mlp_onnx)), "llvm", records=str(records),
+                           schedule="none", until="scheduled")
+    assert set(staged.schedule_sources.values()) == {"record"}
     ex = mlcir.build(from_onnx(str(mlp_onnx)), records=str(records))
     _close(ex.main(inputs["x"]), outs["plain"])
     # Records of another target key are not applied, and the user is told.

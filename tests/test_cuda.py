@@ -23,8 +23,8 @@ from mlcir.passes import run_pipeline
 from mlcir.passes.gpu_check_launch import check_sizes, launch_sizes
 from mlcir.passes.gpu_map import default_tiling
 from mlcir.passes.gpu_ir import in_launch, walk
-from mlcir.passes.pipelines import cpu_bufferize, cpu_to_llvm
-from mlcir.passes.pipelines_cuda import cuda_frontend
+from mlcir.passes.pipelines import cpu_bufferize, cpu_to_llvm, entry_points
+from mlcir.passes.pipelines_cuda import cuda_kernels
 from mlcir.paths import llvm_tool
 from mlcir.runtime.model_file import read_library
 from mlcir.target import Target
@@ -37,7 +37,7 @@ NO_GPU = pytest.mark.skipif(cuda_available(), reason="checks what happens withou
 # The GPU mapping with the launches left out: mapped foralls run serially on the CPU, so the
 # numbers say whether every block/thread computes the right elements (the CUDA front end, no
 # Winograd transforms, without marking outputs).
-EMULATE = ", ".join(cuda_frontend()[:-1] + cpu_bufferize() + [
+EMULATE = ", ".join(cuda_kernels() + entry_points() + cpu_bufferize() + [
     "inline", "symbol-dce", "mlcir-gpu-map{launch=0}", "scf-forall-to-for"] + cpu_to_llvm(1))
 
 
@@ -98,7 +98,7 @@ def emulate(mod, *inputs: np.ndarray) -> np.ndarray:
 
         work.operation.walk(plain)
         probe = mlcir.ir.clone_module(work)
-        run_pipeline(probe, ", ".join(cuda_frontend()[:-1] + cpu_bufferize() + [
+        run_pipeline(probe, ", ".join(cuda_kernels() + entry_points() + cpu_bufferize() + [
             "inline", "symbol-dce", "mlcir-gpu-map{launch=0}"]))
         assert "#gpu.thread<x>" in str(probe)  # the serial run covers mapped loops
     # Unscheduled kernels (no default CPU schedule): the GPU mapping is what is emulated.

@@ -185,7 +185,8 @@ def test_tuned_sizes_dispatch_to_their_tuned_kernels(tmp_path):
          "random", "--quiet", "--input-shapes", "x:[1,784]", "x:[8,784]"],
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    from mlcir.tune.apply import as_database, schedule_kernels
+    from mlcir.driver import staged_module
+    from mlcir.tune.apply import as_database
 
     db = as_database(tmp_path / "records.json")
     assert [s.shape_dict() for s in db.specializations] == [{"x": [1, 784]}, {"x": [8, 784]}]
@@ -196,10 +197,9 @@ def test_tuned_sizes_dispatch_to_their_tuned_kernels(tmp_path):
         assert ex.main.dispatch(om.mlp_inputs(batch)["x"]).signature.name == chosen
     _check_batches(model, ex, om.mlp_inputs)
     # The tuned schedules went to static kernels only (the dynamic ones are no tasks).
-    from mlcir.tune.apply import with_specializations
-
-    mod = with_specializations(from_onnx(model), db)
-    scheduled = schedule_kernels(mod, "llvm", db, defaults=False)
+    staged = staged_module(from_onnx(model), "llvm", records=db, schedule="none",
+                           until="scheduled")
+    mod, scheduled = staged.prepared.work, staged.schedule_sources
     kernels = {op.sym_name.value: op for op in mod.body.operations
                if isinstance(op, func.FuncOp)}
     assert scheduled

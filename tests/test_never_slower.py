@@ -14,14 +14,13 @@ import onnx
 import pytest
 
 import mlcir
-from mlcir.ir import clone_module
 from mlcir.target import Target
 from mlcir.testing import kernels, onnx_models
 from mlcir.testing.graph_kernels import build_graph_function, models, reference
 from mlcir.testing.fake_tuning import NothingBuilt
 from mlcir.tune import (Database, RunResult, default_schedule, extract_tasks,
                         tune_kernel, tune_module, workload_hash)
-from mlcir.tune.apply import schedule_kernels
+from mlcir.driver import staged_module
 from mlcir.tune.database import trace_key
 
 TARGET = "llvm -threads=1"
@@ -36,9 +35,8 @@ def _model(name: str):
 @pytest.mark.parametrize("name", KINDS)
 def test_build_applies_defaults_and_none_gives_the_naive_kernels(name):
     inputs, body, module = _model(name)
-    with module.context:
-        defaulted = schedule_kernels(clone_module(module), TARGET)
-        naive = schedule_kernels(clone_module(module), TARGET, defaults=False)
+    defaulted = staged_module(module, TARGET, until="scheduled").schedule_sources
+    naive = staged_module(module, TARGET, schedule="none", until="scheduled").schedule_sources
     assert set(defaulted.values()) == {"default"} and naive == {}
     for schedule in ("default", "none"):
         ex = mlcir.build(module, TARGET, schedule=schedule)
@@ -94,11 +92,10 @@ def test_tuning_keeps_the_default_where_it_is_fastest(name, tmp_path):
             best = db.best(task.workload, Target.parse(TARGET).key)[0]
             assert best.default_schedule and best.trace_key in defaults
         # A build with the records gives exactly what a build without records gives.
-        with_records = clone_module(module)
-        assert set(schedule_kernels(with_records, TARGET, db).values()) == {"record"}
-        without = clone_module(module)
-        schedule_kernels(without, TARGET)
-        assert str(with_records) == str(without)
+        with_records = staged_module(module, TARGET, records=db, until="scheduled")
+        assert set(with_records.schedule_sources.values()) == {"record"}
+        without = staged_module(module, TARGET, until="scheduled")
+        assert str(with_records.prepared.work) == str(without.prepared.work)
 
 
 def test_measured_tuning_is_never_slower_than_the_default(tmp_path):
@@ -122,7 +119,7 @@ def test_cli_no_default_schedule_dumps_the_naive_kernels(tmp_path):
     for flags in ([], ["--no-default-schedule"]):
         out = tmp_path / f"kernels{len(flags)}.mlir"
         subprocess.run([str(mlcir_cli), "compile", str(model), "-o", str(tmp_path / "m.mlcir"),
-                        "--dump-mlir", "kernels", str(out), "-q", *flags], check=True,
+                        "--dump-mlir", "scheduled", str(out), "-q", *flags], check=True,
                        timeout=600)
         dumped[bool(flags)] = out.read_text()
     assert dumped[False] != dumped[True]

@@ -42,7 +42,7 @@ def test_the_runs_of_resnets_max_pool():
     overlapping, and each reads whole pairs of columns from column 0 or 78 (lead 1)."""
     runs = _tap_runs(56, 112, kernel=3, stride=2, dilation=1, before=1)
     assert runs == [TapRun(0, 1, 1, 2, 0), TapRun(1, 55, 0, 3, 1)]
-    cover = _vector_cover(runs[1], stride=2)
+    cover = _vector_cover(runs[1], stride=2, cover=16)
     assert cover == [TapRun(1, 48, 0, 3, 1), TapRun(40, 16, 0, 3, 79)]
     fitted = [f for part in cover for f in _phase_fitting(part, 112, stride=2, dilation=1)]
     assert fitted == [TapRun(1, 48, 0, 3, 1, lead=1), TapRun(40, 16, 0, 3, 79, lead=1)]
@@ -59,8 +59,8 @@ def test_runs_past_the_end_and_what_does_not_fit():
     # reads column 10, past the pairs, so it is a run of its own.
     assert _phase_fitting(TapRun(0, 5, 0, 3, 0), 10, stride=2, dilation=1) == [
         TapRun(0, 4, 0, 3, 0, lead=0), TapRun(4, 1, 0, 3, 8)]
-    assert _vector_cover(TapRun(0, 56, 0, 3, 0), stride=2) == [TapRun(0, 56, 0, 3, 0)]
-    assert _vector_cover(TapRun(0, 13, 0, 3, 0), stride=2) == [TapRun(0, 13, 0, 3, 0)]
+    assert _vector_cover(TapRun(0, 56, 0, 3, 0), stride=2, cover=16) == [TapRun(0, 56, 0, 3, 0)]
+    assert _vector_cover(TapRun(0, 13, 0, 3, 0), stride=2, cover=16) == [TapRun(0, 13, 0, 3, 0)]
     with pytest.raises(mlcir.LoweringError, match="reads only padding"):
         _tap_runs(3, 2, kernel=2, stride=1, dilation=1, before=2)
 

@@ -192,16 +192,18 @@ def test_the_kernels_of_a_winograd_convolution():
 
 
 def test_cuda_builds_and_their_kernels_keep_convolutions_direct():
-    """The transforms are CPU OpenMP code: a CUDA target asks for ``direct`` where the CPU
-    gets Winograd, and the kernels ``mlcir compile --dump-mlir kernels`` shows for it agree."""
-    from mlcir.cli import _kernels
-    from mlcir.passes.winograd import target_layout
+    """The transforms are CPU OpenMP code: a CUDA build plan leaves ``graph-winograd`` out
+    where the CPU's has it, and the kernels of the build (``mlcir compile --dump-mlir
+    kernels``) and of its tuning agree."""
+    from mlcir.driver import staged_module
+    from mlcir.targets import build_plan
 
-    assert target_layout("packed", "cuda") == "direct"
-    assert target_layout("none", "cuda") == "none"
-    assert target_layout("packed", "llvm") == "packed"
+    assert "graph-winograd" in build_plan("llvm").kernels
+    assert "graph-winograd" not in build_plan("cuda").kernels
+    assert "graph-winograd" not in build_plan("llvm", layout="direct").kernels
     module = from_onnx(om.resnet_basic_block(channels=32, hw=16))
-    cpu = str(_kernels(module, None, "llvm", "default", "packed"))
-    cuda = str(_kernels(module, None, "cuda", "default", "packed"))
+    cpu = str(staged_module(module, "llvm", until="kernels").prepared.work)
+    cuda = str(staged_module(module, "cuda", until="kernels").prepared.work)
     assert "@winograd_input" in cpu and "@winograd_input" not in cuda
     assert "conv2d_nchwc" in cuda
+    assert not any("winograd" in task.name for task in extract_tasks(module, "cuda"))

@@ -1,8 +1,9 @@
 """Backends: one object per target kind owns everything that differs by target.
 
 :func:`backend_for` finds a target's backend by its kind; nothing else in mlcir branches on
-the kind. A backend compiles a prepared module to an executable or to a saved model, loads a
-saved model, makes the library an executable is saved with, gives a kernel its default
+the kind. A backend plans a build (:class:`~.plan.BuildPlan`: graph pipeline, default
+schedules, codegen pipeline, which :func:`.stages.run_stages` carries a module through),
+compiles the lowered module to an executable or to a saved model, loads a saved model, makes the library an executable is saved with, gives a kernel its default
 schedule and the tuner its design space, and builds and opens the tuner's candidates. Adding a
 target is one new module whose backend is listed in ``_BACKENDS``.
 
@@ -19,7 +20,7 @@ from typing import Any, Callable, Protocol
 from mlir import ir
 
 from mlcir.errors import TargetError
-from mlcir.runtime.compile import PreparedModule, as_module, prepare
+from mlcir.runtime.compile import PreparedModule, as_module
 from mlcir.runtime.executable import Executable
 from mlcir.runtime.model_file import CompiledLibrary, SavedModel
 from mlcir.runtime.saving import register_library_maker
@@ -30,6 +31,7 @@ from mlcir.target import Target
 from .cpu import CpuBackend
 from .cross import CrossBackend
 from .cuda import CudaBackend
+from .plan import BuildPlan
 from .space_rules import SpaceFn
 
 
@@ -38,14 +40,18 @@ class Backend(Protocol):
 
     kind: str
 
-    def compile(self, prepared: PreparedModule, target: Target, *,
-                pipeline: str | None = None, keep: Any = None) -> Executable:
-        """Lower ``prepared.work`` in place (with ``pipeline`` instead of the target's when
-        given) and return an executable; ``keep`` lives as long as it."""
+    def plan(self, target: Target, layout: str = "packed", profile: bool = False) -> BuildPlan:
+        """How a module is built for ``target``: its graph pipeline (layout numbers from the
+        target's facts), default schedules and codegen pipeline (``profile``: with timing
+        hooks, where the backend has them)."""
 
-    def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
-                        pipeline: str | None = None) -> SavedModel:
-        """Lower ``prepared.work`` in place and write the saved model ``path``."""
+    def compile(self, prepared: PreparedModule, target: Target, *,
+                keep: Any = None) -> Executable:
+        """An executable of the lowered ``prepared.work``; ``keep`` lives as long as it."""
+
+    def compile_to_file(self, prepared: PreparedModule, target: Target,
+                        path: Path) -> SavedModel:
+        """Write the lowered ``prepared.work`` as the saved model ``path``."""
 
     def saved_library(self, executable: Executable) -> CompiledLibrary:
         """The shared library ``executable`` is saved with (``Executable.save``)."""
@@ -106,13 +112,23 @@ def backend_for(target: Target) -> Backend:
                           f"{', '.join(_BACKENDS)}") from None
 
 
+def build_plan(target: "Target | str", layout: str = "packed",
+               profile: bool = False) -> BuildPlan:
+    """The build plan of ``target`` (:meth:`Backend.plan`)."""
+    target = Target.parse(target)
+    return backend_for(target).plan(target, layout, profile)
+
+
 def compile_module(mod: Any, target: "Target | str" = "llvm", *,
                    pipeline: str | None = None) -> Executable:
-    """Compile ``mod`` (graph or loop level, or plain upstream MLIR; no tuning records) for
-    ``target``: what the tuner builds its reference kernels with."""
+    """Compile ``mod`` (graph or loop level, or plain upstream MLIR; no tuning records, no
+    default schedules) for ``target``: what the tuner builds its reference kernels with."""
+    from .stages import run_stages
+
     target = Target.parse(target)
     module = as_module(mod)
-    return backend_for(target).compile(prepare(module), target, pipeline=pipeline, keep=module)
+    staged = run_stages(module, build_plan(target), schedule="none", pipeline=pipeline)
+    return backend_for(target).compile(staged.prepared, target, keep=module)
 
 
-__all__ = ["Backend", "SpaceFn", "backend_for", "compile_module"]
+__all__ = ["Backend", "BuildPlan", "SpaceFn", "backend_for", "build_plan", "compile_module"]

@@ -27,19 +27,9 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 from mlir import ir
 
 from mlcir.errors import MlcirError
+from mlcir.targets.kernels import canonical_text, workload_hash
 
 SCHEMA_VERSION = 1
-
-
-def canonical_text(module: ir.Module) -> str:
-    """The kernel's text in generic form without locations: independent of the platform,
-    Python's hash seed and the SSA names the author wrote."""
-    return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=False,
-                                    assume_verified=True)
-
-
-def workload_hash(module: ir.Module) -> str:
-    return hashlib.sha256(canonical_text(module).encode()).hexdigest()[:24]
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Tuning tasks of a whole model: one per distinct kernel, weighted by how often it runs.
 
-The model is lowered to kernels exactly as the build lowers it (``mlcir-kernels``); each kernel
+The model is lowered to kernels exactly as the build lowers it (the ``kernels`` stage of its
+target's build plan, :mod:`mlcir.targets.stages`); each kernel
 becomes a standalone module whose function is ``main`` (so a workload does not depend on the
 name the lowering gave it) with its destination arguments made ``tensor.empty``
 (:func:`workload_kernel`: what is measured is the kernel, not copies of its output); identical
@@ -9,18 +10,17 @@ kernels are one task whose weight counts every call.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import func, tensor
+from mlir.dialects import func
 
-from mlcir.dialects.loop import KERNEL_ATTR, iterator_kinds, linalg_ops, loop_extents
-from mlcir.ir import clone_module
-from mlcir.passes import run_pipeline
-from mlcir.passes.graph_to_loop import linalg_outputs
-
-from .database import workload_hash
+from mlcir.passes.layout_chains import module_layout
+from mlcir.target import Target
+from mlcir.targets import build_plan
+from mlcir.targets.stages import run_stages
+from mlcir.targets.kernels import (extract_kernel, flops, kernel_functions, workload_hash,
+                                   workload_kernel)
 
 
 @dataclass
@@ -31,87 +31,6 @@ class Task:
     weight: int
     flops: float
     functions: list[str]  # the kernel's names in the model
-
-
-def kernel_functions(module: ir.Module) -> list[func.FuncOp]:
-    return [op for op in module.body.operations
-            if isinstance(op, func.FuncOp) and KERNEL_ATTR in op.attributes and op.regions[0].blocks]
-
-
-def extract_kernel(fn: func.FuncOp) -> ir.Module:
-    """A module holding a copy of kernel ``fn`` as the public function ``main``."""
-    module = ir.Module.create(loc=fn.location)
-    with ir.InsertionPoint(module.body):
-        copy = fn.operation.clone()
-    copy.attributes["sym_name"] = ir.StringAttr.get("main")
-    if "sym_visibility" in copy.attributes:
-        del copy.attributes["sym_visibility"]
-    return module
-
-
-def _only_destination(value: ir.Value) -> bool:
-    """Whether every use of ``value`` is as a destination: the ``outs`` (``init``) of a linalg
-    op, the tensor a ``tensor.insert_slice`` writes into, or a slice or reshaped view of it
-    used so (a padding's border strips, a layout change's merged ``H*W``)."""
-    uses = list(value.uses)
-    return bool(uses) and all(_writes_into(use.owner, use.operand_number) for use in uses)
-
-
-def _writes_into(op: ir.OpView, operand: int) -> bool:
-    if op.name == "tensor.insert_slice":
-        return operand == 1
-    if op.name in ("tensor.extract_slice", "tensor.collapse_shape", "tensor.expand_shape"):
-        return _only_destination(op.results[0])
-    outputs = linalg_outputs(op.operation)  # destinations are a linalg op's last operands
-    return outputs is not None and operand >= len(op.operands) - len(outputs)
-
-
-def workload_kernel(kernel: ir.Module) -> ir.Module:
-    """The kernel as tuning measures it: its destination arguments (the last ones, one per
-    result, only ever written; mlcir's kernels are destination-passing) become
-    ``tensor.empty`` inside. Measured as a public function, a destination argument is a
-    read-only caller array that bufferization must copy into a new buffer and back out; a
-    ``tensor.empty`` is allocated straight into the result (a result that is a reshaped view
-    of it, a layout change's, is still copied out once). The blocks, and so the schedules,
-    are the same in both forms; ``kernel`` is left as it is."""
-    module = clone_module(kernel)
-    fn = next(op for op in module.body.operations if isinstance(op, func.FuncOp))
-    fn_type = ir.FunctionType(fn.attributes["function_type"].value)
-    results, inputs = list(fn_type.results), list(fn_type.inputs)
-    entry = fn.regions[0].blocks[0]
-    n = len(results)
-    if not n or len(inputs) < n or [str(t) for t in inputs[-n:]] != [str(t) for t in results]:
-        return module
-    dests = list(entry.arguments)[-n:]
-    if not all(_only_destination(a) and ir.RankedTensorType(a.type).has_static_shape
-               for a in dests):
-        return module
-    with ir.InsertionPoint.at_block_begin(entry), fn.location:
-        for arg in dests:
-            t = ir.RankedTensorType(arg.type)
-            arg.replace_all_uses_with(tensor.EmptyOp(t.shape, t.element_type).result)
-    for index in reversed(range(len(inputs) - n, len(inputs))):
-        entry.erase_argument(index)
-    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs[:-n], results))
-    if "arg_attrs" in fn.attributes:
-        fn.attributes["arg_attrs"] = ir.ArrayAttr.get(
-            list(ir.ArrayAttr(fn.attributes["arg_attrs"]))[:-n])
-    return module
-
-
-def flops(module: ir.Module) -> float:
-    """Operations of a kernel: 2 per multiply-add of a reduction block, 1 per element else."""
-    total = 0.0
-    for fn in module.body.operations:
-        if not isinstance(fn, func.FuncOp):
-            continue
-        for op in linalg_ops(fn.operation):
-            extents = [e or 1 for e in loop_extents(op)]
-            per = 2.0 if "reduction" in iterator_kinds(op) else 1.0
-            if op.name == "linalg.fill":
-                per = 0.0
-            total += per * math.prod(extents)
-    return total
 
 
 def call_counts(module: ir.Module) -> dict[str, int]:
@@ -134,13 +53,15 @@ def _dynamic(fn: func.FuncOp) -> bool:
                for t in list(fn_type.inputs) + list(fn_type.results))
 
 
-def extract_tasks(model: ir.Module) -> list[Task]:
-    """The distinct kernels of ``model`` (graph or loop level), heaviest calls counted.
-    Kernels with dynamic dims are left out: the design space splits only static loops, so
-    they keep their default lowering (tune a model's sizes with ``input_shapes``)."""
+def extract_tasks(model: ir.Module, target: Target | str = "llvm",
+                  layout: str | None = None) -> list[Task]:
+    """The distinct kernels of ``model`` (graph or loop level) as a build for ``target``
+    makes them (its plan's ``kernels`` stage; ``layout`` None: the module's), heaviest calls
+    counted. Kernels with dynamic dims are left out: the design space splits only static
+    loops, so they keep their default lowering (tune a model's sizes with ``input_shapes``)."""
+    plan = build_plan(target, layout or module_layout(model))
     with model.context, ir.Location.unknown():
-        lowered = clone_module(model)
-        run_pipeline(lowered, "mlcir-kernels")
+        lowered = run_stages(model, plan, schedule="none", until="kernels").prepared.work
         counts = call_counts(lowered)
         tasks: dict[str, Task] = {}
         for fn in kernel_functions(lowered):

@@ -31,8 +31,6 @@ from mlir import ir
 from mlcir.errors import TuningError
 from mlcir.ir import clone_module
 from mlcir.passes.specialize import add_specializations
-from mlcir.passes.layout_chains import module_layout, set_module_layout
-from mlcir.passes.winograd import target_layout
 from mlcir.runtime.compile import as_module
 from mlcir.schedule import Schedule, Trace
 from mlcir.target import Target
@@ -407,14 +405,11 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     target = Target.parse(target)
     module = as_module(mod)
     specs = [Specialization.of(shapes) for shapes in input_shapes or ()]
-    layout = target_layout(module_layout(module), target.kind)  # as the build's (mlcir.driver)
-    if specs or layout != module_layout(module):
+    if specs:
         with module.context:
             module = clone_module(module)
-            set_module_layout(module, layout)
-            if specs:
-                add_specializations(module, [s.shape_dict() for s in specs])
-    tasks = extract_tasks(module)
+            add_specializations(module, [s.shape_dict() for s in specs])
+    tasks = extract_tasks(module, target)
     config = TuneConfig(target, Path(work_dir), max_trials_global=max_trials_global,
                         max_trials_per_task=max_trials_per_task or max_trials_global,
                         num_trials_per_iter=num_trials_per_iter, seed=seed, verbose=verbose,

@@ -377,7 +377,7 @@ def _pool(cx: LoweringContext, kind: str, base: str, fill_value: ir.Value, x: ir
     phased_width = w // s * s
     rows = _tap_runs(oh, h, kernel[0], strides[0], dilation[0], top)
     columns = [fitted for run in _tap_runs(ow, w, kernel[1], s, dilation[1], left)
-               for part in _vector_cover(run, s)
+               for part in _vector_cover(run, s, cx.lanes)
                for fitted in _phase_fitting(part, phased_width, s, dilation[1])]
     rectangles = sorted(((r, c) for r in rows for c in columns),
                         key=lambda rc: -(rc[0].outputs * rc[1].outputs))
@@ -449,20 +449,18 @@ def _tap_runs(outputs: int, size: int, kernel: int, stride: int, dilation: int,
     return runs
 
 
-VECTOR_COVER = 16  # outputs: a whole AVX-512 vector of f32 (two of AVX2)
-
-
-def _vector_cover(run: TapRun, stride: int) -> list[TapRun]:
+def _vector_cover(run: TapRun, stride: int, cover: int) -> list[TapRun]:
     """``run`` (outputs along the width, the vector dim) as two runs of whole vectors when
     no power of two from 4 divides its length (55 = 48 + 16, overlapping by 9): an output
     computed twice is written twice with the same value, where a width of 55 would leave the
-    vectorizer no tile wider than 1. Runs up to a vector long stay as they are."""
+    vectorizer no tile wider than 1. Runs up to ``cover`` outputs (a vector of the target)
+    long stay as they are."""
     n = run.outputs
-    if n <= VECTOR_COVER or n % 4 == 0:
+    if n <= cover or n % 4 == 0:
         return [run]
-    tail_start = run.start + n - VECTOR_COVER
-    return [TapRun(run.start, n - n % VECTOR_COVER, run.first_tap, run.taps, run.first_input),
-            TapRun(tail_start, VECTOR_COVER, run.first_tap, run.taps,
+    tail_start = run.start + n - cover
+    return [TapRun(run.start, n - n % cover, run.first_tap, run.taps, run.first_input),
+            TapRun(tail_start, cover, run.first_tap, run.taps,
                    run.first_input + (tail_start - run.start) * stride)]
 
 

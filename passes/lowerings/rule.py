@@ -11,6 +11,8 @@ from typing import Any, Callable, Sequence
 
 from mlir import ir
 
+from ..pipelines import STANDALONE_LANES
+
 LowerFn = Callable[["LoweringContext"], list[ir.Value]]
 
 
@@ -27,6 +29,9 @@ class LoweringContext:
     # The graph ops of the same kernel (a fused group) that read the result, by name
     # ("graph.pad_window"): a lowering may pick the form its readers take best.
     readers: tuple[str, ...] = ()
+    # f32 lanes of the target's vectors (graph-to-loop's option; a window lowering covers
+    # its rows with whole vectors).
+    lanes: int = STANDALONE_LANES
 
     def block_name(self, base: str) -> ir.StringAttr:
         """A block name unique in the kernel being built: ``base``, ``base_1``, …"""

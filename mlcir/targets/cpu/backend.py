@@ -1,6 +1,7 @@
 """The ``llvm`` backend: the host CPU through LLVM, JIT-compiled by the MLIR ExecutionEngine.
 
-Compiling runs the ``mlcir-cpu`` pipeline and JITs the result; saving links the code the JIT
+Its build plan (:meth:`CpuBackend.plan`) sizes layouts for the target's vectors
+(:mod:`.facts`) and lowers with the ``mlcir-cpu`` codegen; compiling JITs the lowered module; saving links the code the JIT
 compiled into a shared library (:mod:`mlcir.runtime.aot`, with the shim that binds library
 functions); loading binds the registered library functions to it again. The tuner's builder
 links the same kind of library, and its runner loads it with ctypes.
@@ -8,6 +9,7 @@ links the same kind of library, and its runner loads it with ctypes.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -17,6 +19,7 @@ from mlir import ir
 
 from mlcir.errors import BuildError, LoadError
 from mlcir.passes import run_pipeline
+from mlcir.passes.pipelines import kernel_passes
 from mlcir.runtime.aot import SharedObject, compile_shared_object, link_shared_object
 from mlcir.runtime.c_interface import interface_source
 from mlcir.runtime.compile import PreparedModule
@@ -30,14 +33,22 @@ from mlcir.runtime.signature import Signature
 from mlcir.schedule import Schedule
 from mlcir.target import Target
 
+from ..plan import BuildPlan
 from ..space_rules import SpaceFn
 from .defaults import default_schedule
+from .facts import target_facts
 from .space import cpu_space
 
 
-def cpu_pipeline(target: Target) -> str:
-    """The codegen pipeline of ``target``."""
-    return f"mlcir-cpu{{threads={target.threads}}}"
+def cpu_pipeline(target: Target, profile: bool = False) -> str:
+    """The codegen pipeline of ``target``: loop-level kernels to the LLVM dialect."""
+    return f"mlcir-cpu{{graph=0 threads={target.threads}{' profile=1' if profile else ''}}}"
+
+
+def cpu_kernels(target: Target, layout: str, winograd: bool = True) -> str:
+    """The graph pipeline of ``target``: layouts sized for its vectors of f32."""
+    lanes = target_facts(target).lanes(4)
+    return ", ".join(kernel_passes(lanes, layout, winograd))
 
 
 class CpuBackend:
@@ -45,24 +56,30 @@ class CpuBackend:
 
     kind = "llvm"
 
+    def plan(self, target: Target, layout: str = "packed", profile: bool = False) -> BuildPlan:
+        """Layouts for the target's vectors, the default schedules of :mod:`.defaults`, the
+        ``mlcir-cpu`` codegen (``profile``: with timing hooks)."""
+        return BuildPlan(target, layout, cpu_kernels(target, layout),
+                         cpu_pipeline(target, profile),
+                         functools.partial(default_schedule, target=target))
+
     def compile(self, prepared: PreparedModule, target: Target, *,
-                pipeline: str | None = None, keep: Any = None) -> Executable:
-        """Run the target's pipeline (or ``pipeline``) on ``prepared.work`` in place and JIT
-        it; ``keep`` (the source module) lives as long as the executable."""
+                keep: Any = None) -> Executable:
+        """JIT the lowered ``prepared.work``; ``keep`` (the source module) lives as long as
+        the executable."""
         work, sigs, libs = prepared
         with work.context:
-            run_pipeline(work, pipeline or cpu_pipeline(target))
             errors = CallbackErrors()
             engine, callbacks = create_engine(work, opt_level=target.opt_level, libraries=libs,
                                               errors=errors)
         return Executable(sigs, engine, target, errors, keep_alive=[callbacks, work, keep],
                           libraries=libs, lowered=work)
 
-    def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
-                        pipeline: str | None = None) -> SavedModel:
+    def compile_to_file(self, prepared: PreparedModule, target: Target,
+                        path: Path) -> SavedModel:
         """The JIT's code written as a saved model: exactly :meth:`compile` followed by
         :meth:`Executable.save`."""
-        executable = self.compile(prepared, target, pipeline=pipeline)
+        executable = self.compile(prepared, target)
         library = self.saved_library(executable)
         meta = metadata(prepared.signatures, prepared.libraries, target, library)
         write_model(path, meta, library.data)

@@ -12,6 +12,7 @@ ctypes like any saved model; one for another runs there, or here under emulation
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -20,8 +21,7 @@ from typing import Any, Callable
 from mlir import ir
 
 from mlcir.errors import BuildError, LoadError
-from mlcir.passes import run_pipeline
-from mlcir.passes.pipelines import cpu_bufferize, cpu_frontend, cpu_to_llvm
+from mlcir.passes.pipelines import cpu_bufferize, cpu_to_llvm, entry_points
 from mlcir.runtime.aot import library_shim
 from mlcir.runtime.c_interface import interface_source
 from mlcir.runtime.compile import PreparedModule
@@ -33,17 +33,20 @@ from mlcir.schedule import Schedule
 from mlcir.target import Target
 
 from ..cpu import CpuBackend
+from ..cpu.backend import cpu_kernels
 from ..cpu.defaults import default_schedule
 from ..cpu.space import cpu_space
+from ..plan import BuildPlan
 from ..space_rules import SpaceFn
 from .toolchain import emit_object, link_library
 
 
 def serial_pipeline() -> str:
-    """``mlcir-cpu`` with ``scf.forall`` loops run serially instead of on OpenMP threads."""
+    """``mlcir-cpu``'s codegen with ``scf.forall`` loops run serially instead of on OpenMP
+    threads."""
     steps = [("scf-forall-to-for" if step == "scf-forall-to-parallel" else step)
              for step in cpu_to_llvm(0) if not step.startswith("convert-scf-to-openmp")]
-    return ", ".join(cpu_frontend() + cpu_bufferize() + steps)
+    return ", ".join(entry_points() + cpu_bufferize() + steps)
 
 
 def target_section(target: Target) -> dict[str, Any]:
@@ -73,13 +76,19 @@ class CrossBackend:
                              "-mcpu or -mattr is not supported: these libraries are "
                              "single-threaded (no OpenMP runtime ships for other machines)")
 
-    def _library(self, prepared: PreparedModule, target: Target,
-                 pipeline: str | None) -> CompiledLibrary:
-        """Lower ``prepared.work`` in place and link its shared library for ``target``."""
+    def plan(self, target: Target, layout: str = "packed", profile: bool = False) -> BuildPlan:
+        """The CPU's plan for the named CPU's vectors, lowered without OpenMP."""
+        if profile:
+            raise BuildError(f"profiling builds are for the host CPU (target 'llvm'), not "
+                             f"'{target}'")
+        self._check(target)
+        return BuildPlan(target, layout, cpu_kernels(target, layout), serial_pipeline(),
+                         functools.partial(default_schedule, target=target))
+
+    def _library(self, prepared: PreparedModule, target: Target) -> CompiledLibrary:
+        """Link the lowered ``prepared.work`` into a shared library for ``target``."""
         self._check(target)
         work, sigs, libs = prepared
-        with work.context:
-            run_pipeline(work, pipeline or serial_pipeline())
         with tempfile.TemporaryDirectory(prefix="mlcir-cross-") as tmp:
             folder = Path(tmp)
             obj = folder / "model.o"
@@ -104,23 +113,23 @@ class CrossBackend:
                         platform=_platform(target))
 
     def compile(self, prepared: PreparedModule, target: Target, *,
-                pipeline: str | None = None, keep: Any = None) -> Executable:
+                keep: Any = None) -> Executable:
         """The library for ``target``, loaded here when this machine runs its code."""
         if not target.runs_here:
             raise BuildError(f"target '{target}' compiles for {target.triple}, which this "
                              "machine cannot run: write a saved model instead (mlcir.compile, "
                              "`mlcir compile`) and run it there, or here under emulation "
                              "(`mlcir run`)")
-        library = self._library(prepared, target, pipeline)
+        library = self._library(prepared, target)
         meta = self._metadata(prepared, target, library)
         executable = self.load(Path("<build>"), target, meta, library.data)
         executable.keep_alive.append(keep)
         executable.lowered = prepared.work
         return executable
 
-    def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
-                        pipeline: str | None = None) -> SavedModel:
-        library = self._library(prepared, target, pipeline)
+    def compile_to_file(self, prepared: PreparedModule, target: Target,
+                        path: Path) -> SavedModel:
+        library = self._library(prepared, target)
         meta = self._metadata(prepared, target, library)
         write_model(path, meta, library.data)
         return SavedModel(path, meta, prepared.signatures, prepared.work)

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -27,6 +28,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from mlcir.errors import BuildError, CudaDriverError, LoadError
+from mlcir.passes.pipelines_cuda import cuda_kernels
 from mlcir.runtime.compile import PreparedModule
 from mlcir.runtime.executable import Executable
 from mlcir.runtime.jit import shared_libraries
@@ -37,8 +39,9 @@ from mlcir.runtime.signature import Signature
 from mlcir.schedule import Schedule
 from mlcir.target import Target
 
+from ..plan import BuildPlan
 from ..space_rules import SpaceFn
-from .codegen import compile_cuda, cuda_metadata, refuse_libraries
+from .codegen import compile_cuda, cuda_metadata, pipeline_for, refuse_libraries
 from .driver import (cuda_runtime_library, device_capability, device_problem, driver_problem,
                      require_driver)
 from .library import CudaSharedObject, compile_cuda_shared_object, cuda_library
@@ -54,13 +57,23 @@ class CudaBackend:
 
     kind = "cuda"
 
+    def plan(self, target: Target, layout: str = "packed", profile: bool = False) -> BuildPlan:
+        """The CPU's graph passes with 3x3 convolutions direct (Winograd's transforms are CPU
+        vector code in OpenMP loops), kernels left to the GPU mapping, the ``mlcir-cuda``
+        codegen."""
+        if profile:
+            raise BuildError(f"profiling builds are for the host CPU (target 'llvm'), not "
+                             f"'{target}'")
+        return BuildPlan(target, layout, ", ".join(cuda_kernels(layout)),
+                         pipeline_for(target, graph=False),
+                         functools.partial(self.default_schedule, target=target))
+
     def compile(self, prepared: PreparedModule, target: Target, *,
-                pipeline: str | None = None, keep: Any = None) -> Executable:
-        """Lower, check the driver and the GPU, JIT the host code with the CUDA runtime."""
+                keep: Any = None) -> Executable:
+        """Check the driver and the GPU, JIT the lowered host code with the CUDA runtime."""
         work, sigs, libs = prepared
         refuse_libraries(libs)
         require_driver()  # before the engine loads libmlir_cuda_runtime.so, which needs it
-        compile_cuda(work, target, pipeline)
         info = cuda_metadata(work, target)
         problem = device_problem(info["arch"], info["binary_format"] or "isa",
                                  device_capability())
@@ -77,13 +90,12 @@ class CudaBackend:
         return Executable(sigs, engine, target, CallbackErrors(), keep_alive=[work, keep],
                           lowered=work)
 
-    def compile_to_file(self, prepared: PreparedModule, target: Target, path: Path, *,
-                        pipeline: str | None = None) -> SavedModel:
-        """Lower ``prepared.work`` in place and compile it into a saved model, with no JIT and
-        no driver."""
+    def compile_to_file(self, prepared: PreparedModule, target: Target,
+                        path: Path) -> SavedModel:
+        """Compile the lowered ``prepared.work`` into a saved model, with no JIT and no
+        driver."""
         work, sigs, libs = prepared
         refuse_libraries(libs)
-        compile_cuda(work, target, pipeline)
         library = cuda_library(work, target)
         meta = metadata(sigs, libs, target, library)
         write_model(path, meta, library.data)

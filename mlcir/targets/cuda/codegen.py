@@ -85,10 +85,12 @@ def binary_format(target: Target, environ: dict[str, str] | None = None,
     return BinaryFormat(requested, toolkit, f"-format={requested} requested (toolkit {toolkit})")
 
 
-def pipeline_for(target: Target, environ: dict[str, str] | None = None) -> str:
-    """The ``mlcir-cuda{...}`` pipeline text for ``target`` (format chosen as above)."""
+def pipeline_for(target: Target, environ: dict[str, str] | None = None, *,
+                 graph: bool = True) -> str:
+    """The ``mlcir-cuda{...}`` pipeline text for ``target`` (format chosen as above);
+    ``graph=False``: from loop-level kernels (a build plan's codegen)."""
     fmt = binary_format(target, environ)
-    text = f"chip={target.arch} format={fmt.format}"
+    text = f"chip={target.arch} format={fmt.format}" + ("" if graph else " graph=0")
     if fmt.toolkit:
         text += f" toolkit={fmt.toolkit}"
     if target.threads:
