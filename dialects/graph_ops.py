@@ -38,10 +38,12 @@ PRIMITIVE_ATTR = "graph.primitive"  # on a private func.func: a fused group, one
 
 _REDUCTION_ATTRS = (AttrDef("axes", "ints", "the reduced axes (sorted, unique, >= 0)"),
                     AttrDef("keepdims", "int", "1: reduced axes stay as size 1"))
-_POOL_ATTRS = (AttrDef("kernel", "ints", "[kh, kw]"), AttrDef("strides", "ints", "[sh, sw]"),
-               AttrDef("padding", "ints", "[top, left, bottom, right]"),
-               AttrDef("dilation", "ints", "[dh, dw]"),
-               AttrDef("ceil_mode", "int", "1: output sizes rounded up (ONNX/PyTorch rule)"))
+# A sliding window's attributes (convolutions and pooling).
+_WINDOW_ATTRS = (AttrDef("strides", "ints", "[sh, sw]"),
+                 AttrDef("padding", "ints", "[top, left, bottom, right]"),
+                 AttrDef("dilation", "ints", "[dh, dw]"))
+_POOL_ATTRS = ((AttrDef("kernel", "ints", "[kh, kw]"),) + _WINDOW_ATTRS
+               + (AttrDef("ceil_mode", "int", "1: output sizes rounded up (ONNX/PyTorch rule)"),))
 
 #: Every graph op, by name: one :class:`OpDef` row each (order: the IRDL file's).
 OPS: dict[str, OpDef] = {op.name: op for op in [
@@ -142,10 +144,7 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
                   "gamma and beta have the shape of those axes.",
           pattern="reduction", evaluate=_np_layer_norm),
     OpDef(DIALECT, "conv2d", ("x", "w"), _conv2d,
-          attrs=(AttrDef("strides", "ints", "[sh, sw]"),
-                 AttrDef("padding", "ints", "[top, left, bottom, right]"),
-                 AttrDef("dilation", "ints", "[dh, dw]"),
-                 AttrDef("groups", "int", "channel groups (C for depthwise)")), check=_conv2d_check,
+          attrs=_WINDOW_ATTRS + (AttrDef("groups", "int", "channel groups (C for depthwise)"),), check=_conv2d_check,
           summary="2-D convolution, x NCHW, w [O, C/groups, KH, KW], no bias.", pattern="anchor",
           evaluate=_np_conv2d),
     OpDef(DIALECT, "max_pool2d", ("x",), _pool, attrs=_POOL_ATTRS, check=_pool_check,
@@ -163,10 +162,7 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
                   "layout_transform), inserted by graph-layout-nchwc where a blocked chain "
                   "begins or ends.", pattern="injective", evaluate=_np_layout_transform),
     OpDef(DIALECT, "conv2d_nchwc", ("x", "w"), _conv2d_nchwc,
-          attrs=(AttrDef("strides", "ints", "[sh, sw]"),
-                 AttrDef("padding", "ints", "[top, left, bottom, right]"),
-                 AttrDef("dilation", "ints", "[dh, dw]"),
-                 AttrDef("groups", "int", "1, or the channels (depthwise)")), check=_conv2d_check,
+          attrs=_WINDOW_ATTRS + (AttrDef("groups", "int", "1, or the channels (depthwise)"),), check=_conv2d_check,
           summary="conv2d in NCHW<c>c: x [N, C/ci, H, W, ci], w packed [O/co, C/ci, KH, KW, ci, "
                   "co] (depthwise: [C/c, 1, KH, KW, 1, c]); the result is [N, O/co, OH, OW, co].",
           pattern="anchor", evaluate=_np_conv2d_nchwc),
