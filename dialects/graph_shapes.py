@@ -106,7 +106,7 @@ def _permute_dims(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[Tensor
 
 
 # ----------------------------------------------------------------------------------------------
-# Attribute checks and shape rules of the neural-network, reduction and shape ops
+# Attribute checks and shape rules of the neural-network and reduction ops
 
 _FLOAT_TYPES = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)
 
