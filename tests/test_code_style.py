@@ -46,7 +46,7 @@ REWRITING = {
     "mlcir/driver.py", "mlcir/cli.py", "mlcir/tune/apply.py", "mlcir/tune/tasks.py",
     "mlcir/tune/tune.py", "mlcir/tune/progress.py", "mlcir/targets/cpu/backend.py",
     "mlcir/targets/cuda/backend.py", "mlcir/targets/cross/backend.py", "passes/pack_weights.py",
-    "passes/layout_chains.py", "dialects/graph.py", "dialects/opdef.py",
+    "passes/layout_chains.py", "dialects/opdef.py",
     "mlcir/runtime/executable.py", "mlcir/testing/fuzz_schedules.py",
 }
 REWRITING_DIRS = ("mlcir/schedule/", "mlcir/frontend/")
