@@ -31,6 +31,13 @@ MODELS = {
             "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1"),
     "transformer": (onnx_models.transformer_encoder, onnx_models.transformer_encoder_inputs,
                     "llvm -mtriple=aarch64-linux-gnu"),
+    # Channel blocks and weight panels of NEON's 4 lanes (tests/test_stages.py checks them).
+    "resnet_block": (lambda: onnx_models.resnet_block(channels=32, hw=16),
+                     lambda: onnx_models.resnet_block_inputs(channels=32, hw=16),
+                     "llvm -mtriple=aarch64-linux-gnu"),
+    "mobilenet_block": (lambda: onnx_models.mobilenet_v2_blocks(hw=16),
+                        lambda: onnx_models.mobilenet_v2_blocks_inputs(hw=16),
+                        "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1"),
     "transformer-sve": (onnx_models.transformer_encoder,
                         onnx_models.transformer_encoder_inputs,
                         "llvm -mtriple=aarch64-linux-gnu -mattr=+sve"),

@@ -79,16 +79,20 @@ def _host_caches(base: CpuFacts) -> CpuFacts:
                    l2_bytes=sizes.get(2, base.l2_bytes), l3_bytes=sizes.get(3, base.l3_bytes))
 
 
-def host_facts() -> CpuFacts:
-    """The facts of the machine this process runs on."""
-    flags: set[str] = set()
+def host_flags() -> set[str]:
+    """The CPU flags of this machine (``/proc/cpuinfo``: ``avx2``, ``avx512f``, ``asimd``...)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith(("flags", "Features")):
-                flags = set(line.split(":", 1)[1].split())
-                break
+                return set(line.split(":", 1)[1].split())
     except OSError:
         pass
+    return set()
+
+
+def host_facts() -> CpuFacts:
+    """The facts of the machine this process runs on."""
+    flags = host_flags()
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
     return replace(_host_caches(_isa_from_flags(flags)), threads=threads)
@@ -106,7 +110,10 @@ def target_facts(target: Target | str = "llvm") -> CpuFacts:
     triple = options.get("mtriple", "")
     host = host_facts()
     if "mattr" in options:
-        flags = {f.lstrip("+") for f in options["mattr"].split(",") if not f.startswith("-")}
+        # LLVM compiles for its generic CPU plus these features (not the host's):
+        # ``-mattr=-avx512f`` alone is an SSE build, ``-mattr=+avx2,+fma`` an AVX2 one.
+        flags = {f.lstrip("+") for f in options["mattr"].split(",")
+                 if f and not f.startswith("-")}
         facts = _isa_from_flags(flags | ({"neon"} if triple.startswith("aarch64") else set()))
     elif cpu in _CPUS_AVX512:
         facts = AVX512
