@@ -226,40 +226,39 @@ def compile_in_phases(onnx_path: str, out_path: str, target_text: str,
     ``compile_to_file``), step by step with a timer around each."""
     timer = _Phases()
     with timer("start-up (import mlcir)"):
+        from mlcir.driver import staged_module
         from mlcir.frontend import from_onnx
         from mlcir.passes import run_pipeline
-        from mlcir.runtime.compile import prepare
-        from mlcir.runtime.executable import Executable
-        from mlcir.runtime.jit import create_engine
-        from mlcir.runtime.library import CallbackErrors
         from mlcir.runtime.model_file import metadata, write_model
         from mlcir.target import Target
-        from mlcir.targets.cpu.backend import CpuBackend, cpu_pipeline
-        from mlcir.tune.apply import schedule_kernels
-        from mlcir.tune.tasks import kernel_functions
+        from mlcir.targets import backend_for, build_plan
+        from mlcir.targets.kernels import kernel_functions
     target = Target.parse(target_text)
     with timer("import ONNX"):
         module = from_onnx(onnx_path)
-    with timer("graph passes (fold, fuse, to kernels)"):
-        prepared = prepare(module)
-        work = prepared.work
-        with work.context:
-            run_pipeline(work, "mlcir-kernels")
+    # The build's own stages (mlcir/targets/stages.py), timed as they pass.
+    phases = {"kernels": "graph passes (fold, fuse, to kernels)",
+              "scheduled": "scheduling (default schedules)"}
+    started = [time.perf_counter(), time.process_time()]
+
+    def passed(stage: str, _module: Any) -> None:
+        if stage in phases:
+            timer.rows.append({"phase": phases[stage], "wall": time.perf_counter() - started[0],
+                               "cpu": time.process_time() - started[1],
+                               "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+        started[:] = [time.perf_counter(), time.process_time()]
+
+    staged = staged_module(module, target, until="scheduled", on_stage=passed)
+    prepared, work = staged.prepared, staged.prepared.work
     kernels = len(kernel_functions(work))
-    with timer("scheduling (default schedules)"):
-        schedule_kernels(work, target)
     with timer("lowering to the LLVM dialect"), work.context:
-        run_pipeline(work, cpu_pipeline(target), timing=pass_timing)
-    with timer("LLVM code generation"), work.context:
-        errors = CallbackErrors()
-        engine, callbacks = create_engine(work, opt_level=target.opt_level,
-                                          libraries=prepared.libraries, errors=errors)
-        engine.lookup(next(iter(prepared.signatures)))
+        run_pipeline(work, build_plan(target).codegen, timing=pass_timing)
+    backend = backend_for(target)
+    with timer("LLVM code generation"):
+        executable = backend.compile(prepared, target)
+        executable[next(iter(prepared.signatures))]
     with timer("link and write the model file"):
-        executable = Executable(prepared.signatures, engine, target, errors,
-                                keep_alive=[callbacks, work], libraries=prepared.libraries,
-                                lowered=work)
-        library = CpuBackend().saved_library(executable)
+        library = backend.saved_library(executable)
         write_model(Path(out_path), metadata(prepared.signatures, prepared.libraries, target,
                                              library), library.data)
     return {"kernels": kernels, "phases": timer.rows}

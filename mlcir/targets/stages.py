@@ -22,7 +22,7 @@ from mlcir.ir import clone_module
 from mlcir.passes import run_pipeline
 from mlcir.passes.specialize import add_specializations
 from mlcir.runtime.compile import PreparedModule, as_module, prepare
-from mlcir.schedule import Schedule, Trace
+from mlcir.schedule import Schedule, ScheduleError, Trace
 
 from .kernels import canonical_text, extract_kernel, flops, kernel_functions, workload_kernel
 from .plan import STAGES, BuildPlan, RecordSource
@@ -106,8 +106,8 @@ def _schedule(staged: Staged, plan: BuildPlan, records: RecordSource | None,
                 decided[workload_key] = _decide(workload, plan, records, defaults)
             source, how = decided[workload_key]
             done[key] = (flops(workload), source,
-                         None if how is None else _scheduled(kernel, how))
-        operations, source, scheduled = done[key]
+                         None if how is None else _scheduled(kernel, how, source))
+        operations, source, scheduled = done[key]  # (a default that failed: unscheduled)
         name = fn.sym_name.value
         staged.kernel_flops[name] = operations
         if scheduled is not None:
@@ -130,12 +130,20 @@ def _decide(workload: ir.Module, plan: BuildPlan, records: RecordSource | None,
     return "none", None
 
 
-def _scheduled(kernel: ir.Module, how: Schedule | dict[str, Any]) -> Schedule:
+def _scheduled(kernel: ir.Module, how: Schedule | dict[str, Any],
+               source: str) -> Schedule | None:
     """``kernel`` scheduled by a default schedule (its trace object replayed) or a record's
-    trace (from its JSON form)."""
+    trace (from its JSON form), applied. A default that does not apply leaves the kernel
+    unscheduled (None), as the backend's check would have (``materialize=False``)."""
     sch = Schedule(kernel)
     trace = how.trace if isinstance(how, Schedule) else Trace.from_json(how)
-    trace.apply_to_schedule(sch)
+    try:
+        trace.apply_to_schedule(sch)
+        _ = sch.mod
+    except ScheduleError:
+        if source != "default":
+            raise
+        return None
     return sch
 
 

@@ -61,7 +61,7 @@ class CpuBackend:
         ``mlcir-cpu`` codegen (``profile``: with timing hooks)."""
         return BuildPlan(target, layout, cpu_kernels(target, layout),
                          cpu_pipeline(target, profile),
-                         functools.partial(default_schedule, target=target))
+                         functools.partial(default_schedule, target=target, materialize=False))
 
     def compile(self, prepared: PreparedModule, target: Target, *,
                 keep: Any = None) -> Executable:

@@ -507,12 +507,14 @@ def _unvectorized_reduction(sch: Schedule) -> str | None:
 
 
 def default_schedule(kernel: ir.Module | str, target: Target | str,
-                     facts: CpuFacts | None = None) -> Schedule:
+                     facts: CpuFacts | None = None, *, materialize: bool = True) -> Schedule:
     """The default schedule of ``kernel`` for the ``llvm`` ``target`` (module docstring): the
     CPU design space (:func:`.space.cpu_space`) with rule-chosen decisions. ``facts`` default
     to the target's (:func:`.facts.target_facts`), pass them to schedule for another CPU.
-    Kernels the rules leave alone come back unscheduled (an empty trace)."""
-    return _default(kernel, target, facts)[0]
+    Kernels the rules leave alone come back unscheduled (an empty trace). ``materialize=False``
+    leaves the check that the schedule applies to the caller, who applies it anyway (a
+    build's ``scheduled`` stage: one application per kernel, not two)."""
+    return _default(kernel, target, facts, materialize)[0]
 
 
 def fallback_reason(kernel: ir.Module | str, target: Target | str,
@@ -522,7 +524,7 @@ def fallback_reason(kernel: ir.Module | str, target: Target | str,
 
 
 def _default(kernel: ir.Module | str, target: Target | str,
-             facts: CpuFacts | None) -> tuple[Schedule, str | None]:
+             facts: CpuFacts | None, materialize: bool = True) -> tuple[Schedule, str | None]:
     target = Target.parse(target)
     facts = facts or target_facts(target)
     unscheduled = Schedule(kernel)
@@ -552,7 +554,8 @@ def _default(kernel: ir.Module | str, target: Target | str,
         reason = _unvectorized_reduction(sch)
         if reason:
             return Schedule(kernel), reason
-        _ = sch.mod  # materialise now: a schedule that cannot be applied is no default
+        if materialize:
+            _ = sch.mod  # materialise now: a schedule that cannot be applied is no default
     except ScheduleError as error:
         return Schedule(kernel), f"the design space fails: {str(error).splitlines()[0]}"
     return sch, None

@@ -83,7 +83,7 @@ class CrossBackend:
                              f"'{target}'")
         self._check(target)
         return BuildPlan(target, layout, cpu_kernels(target, layout), serial_pipeline(),
-                         functools.partial(default_schedule, target=target))
+                         functools.partial(default_schedule, target=target, materialize=False))
 
     def _library(self, prepared: PreparedModule, target: Target) -> CompiledLibrary:
         """Link the lowered ``prepared.work`` into a shared library for ``target``."""
