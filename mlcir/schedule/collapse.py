@@ -25,6 +25,7 @@ from mlcir.dialects.loop import BLOCK_ATTR, dims_of, dps_inputs, loop_extents, t
 from .errors import PrimitiveError, ScheduleError
 from .expand import _element_type, _reassociation
 from .inline import _find, _generalized, clone_body
+from .rewrite import Rewrite
 from .state import SPATIAL, Block, KernelState, Loop, Operand
 
 KIND = "collapse_dims"  # its entry in the schedule's recorded rewrites
@@ -127,7 +128,7 @@ def collapse_fused(state: KernelState, block: Block, loop: Loop, why: str,
         other.parts = [(numbers[d], e) for d, e in other.parts] if lid != loop.id \
             else [(fused, loop.extent)]
     loop.knob = None
-    state.inlines.append((KIND, block.func, block.name, ",".join(map(str, group))))
+    state.rewrites.append(Rewrite(KIND, block.func, block.name, (",".join(map(str, group)),)))
     block.kinds, block.extents, block.levels = new_kinds, new_extents, levels
     block.operands = operands + outputs
     block.output_map = next(o.map_results for o in outputs)

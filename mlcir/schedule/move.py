@@ -10,6 +10,7 @@ from mlir import ir
 
 from .errors import PrimitiveError, ScheduleError
 from .inline import _find
+from .rewrite import Rewrite
 from .state import Block, KernelState
 
 KIND = "move_after"  # its entry in the schedule's recorded rewrites
@@ -51,7 +52,7 @@ def move_after(state: KernelState, block: Block, anchor: Block, prim: str) -> No
     state.blocks.clear()
     state.blocks.update(others)
     state.blocks.update({(b.func, b.name): b for b in new_order})
-    state.inlines.append((KIND, block.func, block.name, anchor.name))
+    state.rewrites.append(Rewrite(KIND, block.func, block.name, (anchor.name,)))
 
 
 def apply_move(module: ir.Module, func_name: str, block: str, anchor: str) -> None:

@@ -115,7 +115,7 @@ def _split_blocks(state: KernelState, original: ir.Module, block: Block, origin:
     """The rf block, its init and the combining block, read from a scratch copy of the kernel
     with the split applied (upstream refuses what it cannot split: its message is the
     reason)."""
-    scratch = rewritten(original, state.inlines)
+    scratch = rewritten(original, state.rewrites)
     op = _find(scratch, block.func, block.name)
     if op is not None and op.name == "linalg.generic" and any(
             o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations):

@@ -100,7 +100,7 @@ def tensorize(state: KernelState, original: ir.Module, loop: Loop, name: str) ->
     if problem:
         raise PrimitiveError(prim, problem)
     extents = _tile_extents(state, block, loop)
-    scratch = rewritten(original, state.inlines)
+    scratch = rewritten(original, state.rewrites)
     with scratch.context:
         op = _find(scratch, block.func, block.name)
         if op is None:
