@@ -19,6 +19,7 @@ from mlir.dialects import bufferization, tensor
 
 from .errors import PrimitiveError, ScheduleError
 from .inline import _find
+from .rewrite import Rewrite, rewrite_kind
 from .scope import aligned_view, fresh_destination, result_problem
 
 KIND = "storage_align"
@@ -72,3 +73,8 @@ def apply_align(module: ir.Module, func_name: str, spec_text: str) -> None:
         empty.erase()
         if earlier is not None and not any(True for _ in earlier.results[0].uses):
             earlier.erase()
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_align(module, rewrite.func, rewrite.target)

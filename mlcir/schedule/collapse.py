@@ -25,7 +25,7 @@ from mlcir.dialects.loop import BLOCK_ATTR, dims_of, dps_inputs, loop_extents, t
 from .errors import PrimitiveError, ScheduleError
 from .expand import _element_type, _reassociation
 from .inline import _find, _generalized, clone_body
-from .rewrite import Rewrite
+from .rewrite import Rewrite, rewrite_kind
 from .state import SPATIAL, Block, KernelState, Loop, Operand
 
 KIND = "collapse_dims"  # its entry in the schedule's recorded rewrites
@@ -253,3 +253,9 @@ def _collapsed(value: ir.Value, amap: ir.AffineMap, run: int, length: int,
         [ir.AffineDimExpr.get(numbers[head])] + \
         [e.compose(renumber) for e in results[run + length:]]
     return value, ir.AffineMap.get(n_new, 0, new_results)
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_collapse(module, rewrite.func, rewrite.target,
+                   [int(d) for d in rewrite.args[0].split(",")])

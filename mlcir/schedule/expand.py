@@ -23,6 +23,7 @@ from mlcir.dialects.loop import BLOCK_ATTR, dps_inputs, iterator_kinds, tag_bloc
 
 from .errors import ScheduleError
 from .inline import _find, _generalized, clone_body
+from .rewrite import Rewrite, rewrite_kind
 
 KIND = "expand_dim"  # its entry in the schedule's recorded rewrites
 
@@ -205,3 +206,10 @@ def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g])
                              for g in groups])
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    dim, extents = rewrite.args
+    apply_expand(module, rewrite.func, rewrite.target, int(dim),
+                 [int(e) for e in extents.split(",")])

@@ -22,6 +22,7 @@ from mlcir.dialects.loop import (BLOCK_ATTR, dps_inits, dps_inputs, is_linalg, i
 from mlcir.transform import annotate, apply, match_attr, new_script
 
 from .errors import ScheduleError
+from .rewrite import Rewrite, rewrite_kind
 
 Dims = list[int | None]  # an affine map's results: a dim position or None for the constant 0
 
@@ -245,3 +246,13 @@ def apply_inline(module: ir.Module, kind: str, func_name: str, block: str) -> No
         tag_block(fused, name)
     else:
         raise ScheduleError(f"unknown inline kind {kind!r}")
+
+
+@rewrite_kind(RENAME)
+def _apply_recorded_rename(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_rename(module, rewrite.func, rewrite.target, rewrite.args[0])
+
+
+@rewrite_kind("compute_inline", "reverse_compute_inline")
+def _apply_recorded_inline(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_inline(module, rewrite.kind, rewrite.func, rewrite.target)

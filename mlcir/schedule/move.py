@@ -10,7 +10,7 @@ from mlir import ir
 
 from .errors import PrimitiveError, ScheduleError
 from .inline import _find
-from .rewrite import Rewrite
+from .rewrite import Rewrite, rewrite_kind
 from .state import Block, KernelState
 
 KIND = "move_after"  # its entry in the schedule's recorded rewrites
@@ -83,3 +83,8 @@ def apply_move(module: ir.Module, func_name: str, block: str, anchor: str) -> No
     for i in sorted(needed):
         ops[i].operation.move_after(anchor_op)
         anchor_op = ops[i].operation
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_move(module, rewrite.func, rewrite.target, *rewrite.args)

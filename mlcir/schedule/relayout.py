@@ -36,6 +36,7 @@ from mlcir.dialects.loop import BLOCK_ATTR, dps_inits, dps_inputs, is_linalg, ta
 
 from .errors import PrimitiveError, ScheduleError
 from .inline import _find, _generalized, clone_body
+from .rewrite import Rewrite, rewrite_kind
 
 KIND = "transform_layout"
 
@@ -386,3 +387,8 @@ def producer_problem(module: ir.Module, func_name: str, block: str) -> str | Non
         if owner.name != "func.return" and not is_linalg(owner):
             return f"the tensor block '{block}' writes is used by '{owner.name}', not a block"
     return None
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_layout(module, rewrite.func, rewrite.target)

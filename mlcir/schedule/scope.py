@@ -20,6 +20,7 @@ from mlcir.dialects.loop import dps_inits
 
 from .errors import PrimitiveError, ScheduleError
 from .inline import _find
+from .rewrite import Rewrite, rewrite_kind
 
 KIND = "set_scope"
 SCOPES = {"global": None, "local": None, "shared": "#gpu.address_space<workgroup>"}
@@ -109,3 +110,8 @@ def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
                 user.operands[i] = alloc.result
         if not any(True for _ in empty.results[0].uses):
             empty.erase()
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_scope(module, rewrite.func, rewrite.target)
