@@ -99,7 +99,7 @@ def tensorize(state: KernelState, original: ir.Module, loop: Loop, name: str) ->
     problem = annotate.vector_tile_problem(state, block, loop)
     if problem:
         raise PrimitiveError(prim, problem)
-    extents = _tile_extents(state, block, loop)
+    extents = tile_extents(state, block, loop)
     scratch = rewritten(original, state.rewrites)
     with scratch.context:
         op = _find(scratch, block.func, block.name)
@@ -122,7 +122,7 @@ def tensorize(state: KernelState, original: ir.Module, loop: Loop, name: str) ->
     loop.annotations["_tensorize"] = name
 
 
-def _tile_extents(state: KernelState, block: Block, loop: Loop) -> list[int]:
+def tile_extents(state: KernelState, block: Block, loop: Loop) -> list[int]:
     extents = [1] * len(block.kinds)
     for lid in block.order[block.order.index(loop.id):]:
         for d, e in state.loops[lid].parts:
