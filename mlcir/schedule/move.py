@@ -9,7 +9,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .errors import PrimitiveError, ScheduleError
-from .inline import _find
+from .payload import find_block_op
 from .rewrite import Rewrite, rewrite_kind
 from .state import Block, KernelState
 
@@ -58,7 +58,7 @@ def move_after(state: KernelState, block: Block, anchor: Block, prim: str) -> No
 def apply_move(module: ir.Module, func_name: str, block: str, anchor: str) -> None:
     """Move ``block``'s op, and the ops it needs that come after ``anchor``'s op, right after
     it (in their order)."""
-    op, after = _find(module, func_name, block), _find(module, func_name, anchor)
+    op, after = find_block_op(module, func_name, block), find_block_op(module, func_name, anchor)
     if op is None or after is None:
         raise ScheduleError(f"reverse_compute_at: no block '{block}' or '{anchor}' in function "
                             f"'{func_name}'")

@@ -19,7 +19,7 @@ from mlir.dialects import bufferization
 from mlcir.dialects.loop import dps_inits
 
 from .errors import PrimitiveError, ScheduleError
-from .inline import _find
+from .payload import find_block_op
 from .rewrite import Rewrite, rewrite_kind
 
 KIND = "set_scope"
@@ -33,7 +33,7 @@ def check(module: ir.Module, func_name: str, block: str, buffer_index: int, scop
                              f"{scope!r}")
     if buffer_index != 0:
         raise PrimitiveError(KIND, f"block '{block}' writes one buffer, no #{buffer_index}")
-    problem = result_problem(_find(module, func_name, block), func_name, block)
+    problem = result_problem(find_block_op(module, func_name, block), func_name, block)
     if problem:
         raise PrimitiveError(KIND, problem)
     return json.dumps({"block": block, "scope": scope})
@@ -88,7 +88,7 @@ def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
     scope's memory space (its own, not shared with another block's)."""
     data = json.loads(spec_text)
     with module.context, ir.Location.unknown():
-        op = _find(module, func_name, data["block"])
+        op = find_block_op(module, func_name, data["block"])
         empty = fresh_destination(op) if op is not None else None
         if empty is None:
             raise ScheduleError(f"{KIND}: no block '{data['block']}' with a fresh destination")

@@ -24,7 +24,7 @@ from mlcir.ir import make_context, parse
 
 from . import annotate
 from .errors import PrimitiveError
-from .inline import _find
+from .payload import find_block_op
 from .rewrites import rewritten
 from .state import Block, KernelState, Loop
 
@@ -102,7 +102,7 @@ def tensorize(state: KernelState, original: ir.Module, loop: Loop, name: str) ->
     extents = tile_extents(state, block, loop)
     scratch = rewritten(original, state.rewrites)
     with scratch.context:
-        op = _find(scratch, block.func, block.name)
+        op = find_block_op(scratch, block.func, block.name)
         if op is None:
             raise PrimitiveError(prim, f"block '{block.name}' was made by the schedule (a cache "
                                  "stage or an rf block): tensorize the block it came from")
