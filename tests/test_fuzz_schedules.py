@@ -53,14 +53,37 @@ def test_refusal_reasons_are_grouped_without_particulars():
               "the loops to reorder: they are not a single chain")
 
 
-def test_a_primitive_is_one_entry_of_the_table():
-    names = [p.name for p in fuzz_schedules.PRIMITIVES]
-    assert len(names) == len(set(names))
-    for name in ("split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_at",
-                 "reverse_compute_at", "compute_inline", "reverse_compute_inline",
-                 "decompose_reduction", "cache_read", "cache_write", "rfactor",
-                 "add_unit_loop", "blockize", "set_scope", "storage_align", "transform_layout"):
-        assert name in names
+def test_every_instruction_kind_is_a_primitive_the_fuzzer_draws():
+    """The fuzzer draws from the registry of primitives, which has a sampler for every
+    instruction kind (tensorize, bind and annotate included): no hand-written list."""
+    from mlcir.schedule.fuzzing import PRIMITIVES
+    from mlcir.schedule.instruction import KINDS
+
+    assert set(PRIMITIVES) == set(KINDS)
+    assert all(p.kind is KINDS[name] and p.weight > 0 for name, p in PRIMITIVES.items())
+
+
+def test_every_sampler_applies_its_primitive_or_is_refused():
+    """Each sampler, on fresh schedules of the fuzzer's kernels, applies its primitive at least
+    once; what it does not apply is nothing to apply to, or a ScheduleError (a refusal)."""
+    import random
+
+    import mlcir
+    from mlcir.schedule import ScheduleError
+    from mlcir.schedule.fuzzing import PRIMITIVES, NothingLikely
+
+    kernels = sorted(fuzz_schedules.KERNELS)
+    for name, primitive in PRIMITIVES.items():
+        applied = 0
+        for seed in range(8):
+            rng = random.Random(seed)
+            text, _ = fuzz_schedules.KERNELS[kernels[seed % len(kernels)]](rng)
+            sch = mlcir.Schedule(text, seed=seed)
+            try:
+                applied += bool(primitive.sample(sch, rng))
+            except (NothingLikely, ScheduleError):
+                continue
+        assert applied, f"the sampler of {name} never applied it"
 
 
 def test_found_a_lane_split_under_a_rerooted_nest_is_right():

@@ -573,3 +573,32 @@ def test_reverse_compute_inline_of_a_consumer_its_producer_is_computed_inside(mb
     assert [sch.get(loop).extent for loop in sch.get_loops(d)] == [32, 4, 16]
     assert sch.state.blocks[("main", "D")].attach is None
     assert run(sch, text, ref) < 1e-5
+
+
+def test_recorded_rewrites_are_kinds_of_one_registry():
+    """A recorded rewrite is a Rewrite of a kind its module registered; an unknown kind is
+    refused by name. The transform module lists them as strings (``mlcir.inline``) that read
+    back as the same rewrites, so a saved script applies as before."""
+    from mlir import ir
+
+    from mlcir.ir import clone_module, parse
+    from mlcir.schedule.materialize import apply_schedule_script
+    from mlcir.schedule.rewrite import REWRITE_KINDS, Rewrite
+    from mlcir.schedule.rewrites import apply_rewrite
+
+    assert {"compute_inline", "reverse_compute_inline", "rename_block", "transform_layout",
+            "set_scope", "storage_align", "move_after", "expand_dim",
+            "collapse_dims"} <= set(REWRITE_KINDS)
+    rewrite = Rewrite("expand_dim", "main", "C", ("1", "4,8"))
+    assert Rewrite.from_strings(rewrite.strings()) == rewrite
+    sch = mlcir.Schedule(kernels.matmul_bias_relu(8, 12, 6)[0])
+    sch.reverse_compute_inline(sch.get_block("E"))
+    assert [r.kind for r in sch.state.rewrites] == ["reverse_compute_inline"]
+    with pytest.raises(ScheduleError, match="unknown rewrite kind 'nonsense'"):
+        apply_rewrite(sch._original, Rewrite("nonsense", "main", "C"))
+    script = str(sch.as_transform())
+    assert '"reverse_compute_inline"' in script
+    with sch.context, ir.Location.unknown():
+        payload = clone_module(sch._original)
+        apply_schedule_script(payload, parse(script, context=sch.context, verify=False))
+    assert str(payload) == str(sch.mod)

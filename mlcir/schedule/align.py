@@ -18,7 +18,8 @@ from mlir import ir
 from mlir.dialects import bufferization, tensor
 
 from .errors import PrimitiveError, ScheduleError
-from .inline import _find
+from .payload import find_block_op
+from .rewrite import Rewrite, rewrite_kind
 from .scope import aligned_view, fresh_destination, result_problem
 
 KIND = "storage_align"
@@ -37,7 +38,7 @@ def check(module: ir.Module, func_name: str, block: str, buffer_index: int, axis
     if factor < 1 or not 0 <= offset < factor:
         raise PrimitiveError(KIND, f"need factor >= 1 and 0 <= offset < factor, got factor "
                              f"{factor}, offset {offset}")
-    op = _find(module, func_name, block)
+    op = find_block_op(module, func_name, block)
     problem = result_problem(op, func_name, block)
     if problem:
         raise PrimitiveError(KIND, problem)
@@ -52,7 +53,7 @@ def apply_align(module: ir.Module, func_name: str, spec_text: str) -> None:
     """Apply one recorded ``storage_align`` (see the module docstring)."""
     data = json.loads(spec_text)
     with module.context, ir.Location.unknown():
-        op = _find(module, func_name, data["block"])
+        op = find_block_op(module, func_name, data["block"])
         empty = fresh_destination(op) if op is not None else None
         if empty is None:
             raise ScheduleError(f"{KIND}: no block '{data['block']}' with a fresh destination")
@@ -72,3 +73,8 @@ def apply_align(module: ir.Module, func_name: str, spec_text: str) -> None:
         empty.erase()
         if earlier is not None and not any(True for _ in earlier.results[0].uses):
             earlier.erase()
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_align(module, rewrite.func, rewrite.target)

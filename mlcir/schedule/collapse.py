@@ -23,8 +23,8 @@ from mlir.dialects import affine, linalg, tensor
 from mlcir.dialects.loop import BLOCK_ATTR, dims_of, dps_inputs, loop_extents, tag_block
 
 from .errors import PrimitiveError, ScheduleError
-from .expand import _element_type, _reassociation
-from .inline import _find, _generalized, clone_body
+from .payload import as_generic, body_element_type, clone_body, find_block_op, reassociation
+from .rewrite import Rewrite, rewrite_kind
 from .state import SPATIAL, Block, KernelState, Loop, Operand
 
 KIND = "collapse_dims"  # its entry in the schedule's recorded rewrites
@@ -127,7 +127,7 @@ def collapse_fused(state: KernelState, block: Block, loop: Loop, why: str,
         other.parts = [(numbers[d], e) for d, e in other.parts] if lid != loop.id \
             else [(fused, loop.extent)]
     loop.knob = None
-    state.inlines.append((KIND, block.func, block.name, ",".join(map(str, group))))
+    state.rewrites.append(Rewrite(KIND, block.func, block.name, (",".join(map(str, group)),)))
     block.kinds, block.extents, block.levels = new_kinds, new_extents, levels
     block.operands = operands + outputs
     block.output_map = next(o.map_results for o in outputs)
@@ -137,10 +137,10 @@ def collapse_fused(state: KernelState, block: Block, loop: Loop, why: str,
 
 def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[int]) -> None:
     """Rewrite ``block``'s dimensions ``group`` (outer first) into one dimension."""
-    found = _find(module, func_name, block)
+    found = find_block_op(module, func_name, block)
     if found is None:
         raise ScheduleError(f"split: no block '{block}' in function '{func_name}'")
-    op = _generalized(module, found)
+    op = as_generic(module, found)
     body = op.regions[0].blocks[0]
     maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
     n_dims = maps[0].n_dims
@@ -193,7 +193,7 @@ def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[in
             new_iterators[numbers[d]] = iterators[d]
         generic = linalg.GenericOp([o.type for o in outputs], inputs, outputs,
                                    input_maps + output_maps, ir.ArrayAttr.get(new_iterators))
-        new_body = generic.regions[0].blocks.append(*[_element_type(v)
+        new_body = generic.regions[0].blocks.append(*[body_element_type(v)
                                                       for v in inputs + outputs])
         args = list(new_body.arguments)
         kept = [k for k in range(n_inputs) if k not in {x[0] for x in extracted}]
@@ -218,7 +218,7 @@ def apply_collapse(module: ir.Module, func_name: str, block: str, group: list[in
             dims = [e.position if isinstance(e, ir.AffineDimExpr) else None for e in amap.results]
             run = plain_run(dims, group)
             groups = _groups(len(dims), run, len(group))
-            new = tensor.ExpandShapeOp(old.type, new, _reassociation(groups), [],
+            new = tensor.ExpandShapeOp(old.type, new, reassociation(groups), [],
                                        ir.RankedTensorType(old.type).shape).result
             old.replace_all_uses_with(new)
     name = ir.StringAttr(op.attributes[BLOCK_ATTR])
@@ -243,7 +243,7 @@ def _collapsed(value: ir.Value, amap: ir.AffineMap, run: int, length: int,
     groups = [[r] for r in range(run)] + [list(range(run, run + length))] + \
         [[r] for r in range(run + length, len(shape))]
     value = tensor.CollapseShapeOp(ir.RankedTensorType.get(new_shape, source.element_type),
-                                   value, _reassociation(groups)).result
+                                   value, reassociation(groups)).result
     results = list(amap.results)
     head = ir.AffineDimExpr(results[run]).position
     renumber = ir.AffineMap.get(n_new, 0, [ir.AffineDimExpr.get(numbers[d])
@@ -252,3 +252,9 @@ def _collapsed(value: ir.Value, amap: ir.AffineMap, run: int, length: int,
         [ir.AffineDimExpr.get(numbers[head])] + \
         [e.compose(renumber) for e in results[run + length:]]
     return value, ir.AffineMap.get(n_new, 0, new_results)
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_collapse(module, rewrite.func, rewrite.target,
+                   [int(d) for d in rewrite.args[0].split(",")])

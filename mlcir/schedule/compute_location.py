@@ -7,8 +7,9 @@ from __future__ import annotations
 from mlir import ir
 
 from .errors import PrimitiveError
-from .inline import check_inlinable
+from .inline import RENAME, check_inlinable
 from .move import move_after
+from .rewrite import Rewrite
 from .rewrites import rewritten
 from .state import REDUCTION, SPATIAL, Attach, Block, KernelState, Loop, inner_extent
 
@@ -251,7 +252,7 @@ def _inline_into_copy(state: KernelState, block: Block, copy: Block) -> None:
         setattr(copy, attr, getattr(block, attr))
     block.inlined, block.order, block.levels = True, [], []
     _reads_renamed(state, block.name, copy.name)
-    state.inlines.append(("rename_block", block.func, block.name, copy.name))
+    state.rewrites.append(Rewrite(RENAME, block.func, block.name, (copy.name,)))
 
 
 def _reads_renamed(state: KernelState, old: str, new: str) -> None:
@@ -320,7 +321,7 @@ def _check_inlinable(state: KernelState, original: ir.Module, producer: Block,
                      prim: str) -> None:
     """On the IR the inline will rewrite: the schedule's rewrites so far applied (a changed
     layout makes a consumer read through expressions, which no inline composes)."""
-    reason = check_inlinable(rewritten(original, state.inlines), producer.func, producer.name)
+    reason = check_inlinable(rewritten(original, state.rewrites), producer.func, producer.name)
     if reason:
         raise PrimitiveError(prim, reason)
 
@@ -352,7 +353,7 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
             c.operands = [op for op in c.operands
                           if op.producer != producer.name and not op.is_init] + merged + \
                 [op for op in c.operands if op.is_init]
-        state.inlines.append(("compute_inline", producer.func, producer.name))
+        state.rewrites.append(Rewrite("compute_inline", producer.func, producer.name))
     else:
         consumer = into_producer
         consumer.inlined = True
@@ -371,7 +372,7 @@ def _inline(state: KernelState, original: ir.Module, producer: Block,
             for lid in producer.order:
                 state.loops[lid].block = producer.name
         _reads_renamed(state, consumer.name, producer.name)
-        state.inlines.append(("reverse_compute_inline", consumer.func, consumer.name))
+        state.rewrites.append(Rewrite("reverse_compute_inline", consumer.func, consumer.name))
 
 
 def _dim_correspondence(producer: Block, consumer: Block, operand: int,

@@ -22,7 +22,8 @@ from mlir.dialects import arith, linalg, tensor
 from mlcir.dialects.loop import BLOCK_ATTR, dps_inputs, iterator_kinds, tag_block
 
 from .errors import ScheduleError
-from .inline import _find, _generalized, clone_body
+from .payload import as_generic, body_element_type, clone_body, find_block_op, reassociation
+from .rewrite import Rewrite, rewrite_kind
 
 KIND = "expand_dim"  # its entry in the schedule's recorded rewrites
 
@@ -31,10 +32,10 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
                  extents: list[int]) -> None:
     """Rewrite ``block``'s dimension ``dim`` into ``len(extents)`` dimensions: ``dim`` keeps
     the outermost level, the others are appended after the op's last dimension."""
-    found = _find(module, func_name, block)
+    found = find_block_op(module, func_name, block)
     if found is None:
         raise ScheduleError(f"reorder: no block '{block}' in function '{func_name}'")
-    op = _generalized(module, found)
+    op = as_generic(module, found)
     body = op.regions[0].blocks[0]
     reads_indices = any(o.operation.name == "linalg.index" for o in body.operations)
     maps = [ir.AffineMapAttr(m).value for m in linalg.get_indexing_maps(op)]
@@ -79,7 +80,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
             if len(expanded) != len(shape):
                 element = ir.RankedTensorType(value.type).element_type
                 value = tensor.ExpandShapeOp(ir.RankedTensorType.get(expanded, element), value,
-                                             _reassociation(groups), [], expanded).result
+                                             reassociation(groups), [], expanded).result
             operands.append(value)
             collapse.append((groups, ir.RankedTensorType(operand_type).shape)
                             if len(expanded) != len(shape) else None)
@@ -89,7 +90,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
         generic = linalg.GenericOp([o.type for o in outputs], operands[:n_inputs], outputs,
                                    new_maps,
                                    ir.ArrayAttr.get(iterators + [kind] * (len(extents) - 1)))
-        new_body = generic.regions[0].blocks.append(*[_element_type(v) for v in operands])
+        new_body = generic.regions[0].blocks.append(*[body_element_type(v) for v in operands])
         mapping = dict(zip(body.arguments, new_body.arguments))
         if reads_indices and padded_from is not None:
             raise ScheduleError(f"reorder: block '{block}' reads its loop indices "
@@ -116,7 +117,7 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
                           for r, g in enumerate(groups)]
                 element = ir.RankedTensorType(old.type).element_type
                 new = tensor.CollapseShapeOp(ir.RankedTensorType.get(padded, element), new,
-                                             _reassociation(groups)).result
+                                             reassociation(groups)).result
                 if padded != list(shape):  # the padded rows computed too: drop them
                     new = tensor.ExtractSliceOp(old.type, new, [], [], [], [0] * len(shape),
                                                 list(shape), [1] * len(shape)).result
@@ -176,12 +177,6 @@ def _in_bounds(level_dims: list[int], strides: list[int], extent: int) -> ir.Val
                         bound).result
 
 
-def _element_type(value: ir.Value) -> ir.Type:
-    """The type of the op's body argument for ``value`` (a tensor's element, or a scalar)."""
-    return ir.RankedTensorType(value.type).element_type \
-        if isinstance(value.type, ir.RankedTensorType) else value.type
-
-
 def _pad(value: ir.Value, position: int, size: int) -> ir.Value:
     """``value`` padded at the end of dimension ``position`` to ``size`` (with zeros: only a
     spatial dimension is padded, whose extra elements are computed and dropped)."""
@@ -201,7 +196,8 @@ def _pad(value: ir.Value, position: int, size: int) -> ir.Value:
     return pad.result
 
 
-def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g])
-                             for g in groups])
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    dim, extents = rewrite.args
+    apply_expand(module, rewrite.func, rewrite.target, int(dim),
+                 [int(e) for e in extents.split(",")])

@@ -11,34 +11,18 @@ dialect's ``structured.generalize``.
 
 from __future__ import annotations
 
-from typing import Callable
 
 from mlir import ir
 from mlir.dialects import linalg
-from mlir.dialects.transform import structured
 
 from mlcir.dialects.loop import (BLOCK_ATTR, dps_inits, dps_inputs, is_linalg, iterator_kinds,
                                  tag_block)
-from mlcir.transform import annotate, apply, match_attr, new_script
 
 from .errors import ScheduleError
+from .payload import as_generic, clone_body, find_block_op
+from .rewrite import Rewrite, rewrite_kind
 
 Dims = list[int | None]  # an affine map's results: a dim position or None for the constant 0
-
-
-def _find(module: ir.Module, func_name: str, block: str) -> ir.Operation | None:
-    for fn in module.body.operations:
-        if fn.operation.name == "func.func" and ir.StringAttr(fn.attributes["sym_name"]).value == func_name:
-            found: list[ir.Operation] = []
-
-            def visit(op: ir.Operation, found: list[ir.Operation] = found) -> ir.WalkResult:
-                if BLOCK_ATTR in op.attributes and ir.StringAttr(op.attributes[BLOCK_ATTR]).value == block:
-                    found.append(op)
-                return ir.WalkResult.ADVANCE
-
-            fn.operation.walk(visit)
-            return found[0] if found else None
-    return None
 
 
 def _dims(amap: ir.AffineMap) -> Dims | None:
@@ -59,7 +43,7 @@ def _maps(op: ir.Operation) -> list[Dims | None]:
 
 def check_inlinable(module: ir.Module, func_name: str, block: str) -> str | None:
     """Why ``block`` cannot be inlined into its consumers (None when it can)."""
-    op = _find(module, func_name, block)
+    op = find_block_op(module, func_name, block)
     if op is None:
         return None  # a block created by the schedule; the schedule checks those itself
     if not is_linalg(op) or len(op.results) != 1:
@@ -89,33 +73,6 @@ def check_inlinable(module: ir.Module, func_name: str, block: str) -> str | None
     return None
 
 
-def _generalized(module: ir.Module, op: ir.Operation) -> ir.Operation:
-    """``op`` as a ``linalg.generic`` (named ops are generalized with the transform dialect)."""
-    op = op.operation  # an OpView (a value's owner) or the Operation
-    if op.name == "linalg.generic":
-        return op
-    name = ir.StringAttr(op.attributes[BLOCK_ATTR]).value
-    marker = "loop.generalize_me"
-    op.attributes[marker] = ir.UnitAttr.get()
-    # The generic takes the op's place (generalizing a matmul drops its attributes, the
-    # marker included): find it by position.
-    block = op.block
-    position = [o.operation for o in block.operations].index(op)
-
-    def build(root: ir.Value) -> None:
-        # Generalizing drops a named op's attributes (linalg.matmul's): mark the result again.
-        annotate(structured.GeneralizeOp(match_attr(root, marker)).transformed, marker)
-
-    apply(module, new_script(build))
-    generic = list(block.operations)[position].operation
-    if generic.name != "linalg.generic":
-        raise ScheduleError(f"could not generalize block '{name}'")
-    if marker in generic.attributes:
-        del generic.attributes[marker]
-    tag_block(generic, name)
-    return generic
-
-
 def _compose(consumer_read: Dims, producer_out: Dims, producer_in: Dims) -> Dims:
     """The map from the consumer's dims to a producer input: producer_in ∘ producer_out⁻¹ ∘
     consumer_read."""
@@ -129,36 +86,6 @@ def _compose(consumer_read: Dims, producer_out: Dims, producer_in: Dims) -> Dims
 def _affine(num_dims: int, dims: Dims) -> ir.AffineMap:
     return ir.AffineMap.get(num_dims, 0, [ir.AffineConstantExpr.get(0) if d is None else
                                           ir.AffineDimExpr.get(d) for d in dims])
-
-
-def clone_body(source: ir.Block, target: ir.Block, mapping: dict,
-               stop_at_yield: bool,
-               index_value: Callable[[int], ir.Value] | None = None) -> list[ir.Value]:
-    """Clone ``source``'s ops into ``target`` remapping operands; return the yielded values.
-    ``index_value(d)``, when given, is what ``linalg.index d`` of the source is in the target
-    (whose dims are numbered otherwise)."""
-    yielded: list[ir.Value] = []
-    for op in source.operations:
-        if op.operation.name == "linalg.yield":
-            yielded = [mapping.get(v, v) for v in op.operands]
-            if stop_at_yield:
-                break
-            continue
-        if index_value is not None and op.operation.name == "linalg.index":
-            with ir.InsertionPoint(target):
-                mapping[op.operation.results[0]] = index_value(
-                    ir.IntegerAttr(op.operation.attributes["dim"]).value)
-            continue
-        if op.operation.regions and any(r.blocks for r in op.operation.regions):
-            raise ScheduleError(f"cannot inline a body containing '{op.operation.name}' (regions)")
-        with ir.InsertionPoint(target):
-            new = op.operation.clone()
-        for i, v in enumerate(op.operation.operands):
-            if v in mapping:
-                new.operands[i] = mapping[v]
-        for old, res in zip(op.operation.results, new.results):
-            mapping[old] = res
-    return yielded
 
 
 def _fuse_into(producer: ir.Operation, consumer: ir.Operation) -> ir.Operation:
@@ -208,7 +135,7 @@ RENAME = "rename_block"  # its entry in the schedule's recorded rewrites
 def apply_rename(module: ir.Module, func_name: str, block: str, new_name: str) -> None:
     """The op of ``block`` now answers to ``new_name`` (a compute_inline into the copy a
     cache_write made: that copy computes the block's values, under its own name)."""
-    op = _find(module, func_name, block)
+    op = find_block_op(module, func_name, block)
     if op is None:
         raise ScheduleError(f"compute_inline: no block '{block}' in function '{func_name}'")
     tag_block(op.operation, ir.StringAttr.get(new_name))
@@ -217,27 +144,27 @@ def apply_rename(module: ir.Module, func_name: str, block: str, new_name: str) -
 def apply_inline(module: ir.Module, kind: str, func_name: str, block: str) -> None:
     """Apply one recorded inline: ``compute_inline`` removes ``block`` into its consumers;
     ``reverse_compute_inline`` merges ``block``'s producer into it under the producer's name."""
-    op = _find(module, func_name, block)
+    op = find_block_op(module, func_name, block)
     if op is None:
         raise ScheduleError(f"{kind}: no block '{block}' in function '{func_name}'")
     if kind == "compute_inline":
-        producer = _generalized(module, op)
+        producer = as_generic(module, op)
         consumers = []
         for use in producer.results[0].uses:
             if use.owner not in consumers:
                 consumers.append(use.owner)
         for consumer in consumers:
-            consumer = _generalized(module, consumer)
+            consumer = as_generic(module, consumer)
             name = ir.StringAttr(consumer.attributes[BLOCK_ATTR]).value
             fused = _fuse_into(producer, consumer)
             consumer.erase()
             tag_block(fused, name)
         producer.erase()
     elif kind == "reverse_compute_inline":
-        consumer = _generalized(module, op)
+        consumer = as_generic(module, op)
         producer_op = next(v.owner for v in dps_inputs(consumer)
                            if not isinstance(v.owner, ir.Block) and BLOCK_ATTR in v.owner.attributes)
-        producer = _generalized(module, producer_op)
+        producer = as_generic(module, producer_op)
         name = ir.StringAttr(producer.attributes[BLOCK_ATTR]).value
         fused = _fuse_into(producer, consumer)
         consumer.erase()
@@ -245,3 +172,13 @@ def apply_inline(module: ir.Module, kind: str, func_name: str, block: str) -> No
         tag_block(fused, name)
     else:
         raise ScheduleError(f"unknown inline kind {kind!r}")
+
+
+@rewrite_kind(RENAME)
+def _apply_recorded_rename(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_rename(module, rewrite.func, rewrite.target, rewrite.args[0])
+
+
+@rewrite_kind("compute_inline", "reverse_compute_inline")
+def _apply_recorded_inline(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_inline(module, rewrite.kind, rewrite.func, rewrite.target)

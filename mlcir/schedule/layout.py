@@ -21,6 +21,7 @@ from mlir import ir
 from .errors import PrimitiveError
 from .relayout import (KIND, LayoutResult, check_layout, index_map_text, is_identity,
                        is_permutation, parse_index_map, producer_problem, result_copy_name, spec)
+from .rewrite import Rewrite
 from .rewrites import apply_rewrite, rewritten
 from .state import SPATIAL, Block, KernelState, read_blocks
 
@@ -37,7 +38,7 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
     if (producer.func, result_copy_name(producer.name)) in state.blocks:
         raise PrimitiveError(KIND, f"a block is named '{result_copy_name(producer.name)}', the "
                              "name of the copy back to the function's layout")
-    scratch = rewritten(original, state.inlines)
+    scratch = rewritten(original, state.rewrites)
     problem = producer_problem(scratch, producer.func, producer.name)
     if problem:
         raise PrimitiveError(KIND, problem)
@@ -80,10 +81,10 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
                if _scheduled(state, b) or b.attach is not None or _hosts(state, b)}
     renumbered = {b.name: {d: new[0] for d, new in _new_dims(b, results).items()}
                   for b in relayouted}
-    entry = (KIND, producer.func, spec(producer.name, names, results))
+    entry = Rewrite(KIND, producer.func, spec(producer.name, names, results))
     with original.context, ir.Location.unknown():
         try:
-            apply_rewrite(scratch, *entry)
+            apply_rewrite(scratch, entry)
         except PrimitiveError:
             raise
         except Exception as error:  # noqa: BLE001 - the rewrite's reason is the message
@@ -111,7 +112,7 @@ def transform_layout(state: KernelState, original: ir.Module, block: Block, buff
         c.operands, c.output_map, c.op_name, c.window = (new.operands, new.output_map,
                                                         new.op_name, new.window)
         c.reads_by_index.add(producer.name)
-    state.inlines.append(entry)
+    state.rewrites.append(entry)
     return index_map_text(names, results)
 
 

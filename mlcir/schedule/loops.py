@@ -13,6 +13,7 @@ from .collapse import KIND as COLLAPSE, collapse_fused
 from .errors import PrimitiveError
 from .expand import KIND as EXPAND
 from .reduction import made_by_rfactor
+from .rewrite import Rewrite
 from .state import Block, KernelState, Loop, TileKnob
 
 
@@ -206,8 +207,8 @@ def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
         raise PrimitiveError("reorder", f"{why}: none may be fused with another dimension")
     padded = math.prod(loop.extent for loop in levels) != block.extents[dim]
     if padded and (block.reads_by_index or any(
-            entry[0] == COLLAPSE and entry[1:3] == (block.func, block.name)
-            for entry in state.inlines)):
+            r.kind == COLLAPSE and r.of_block(block.func, block.name)
+            for r in state.rewrites)):
         raise PrimitiveError("reorder", f"{why}: a split that does not divide (extent "
                              f"{block.extents[dim]}) is padded, and block '{block.name}' reads "
                              "data at its loop indices (tensor.extract), which the padded "
@@ -245,8 +246,8 @@ def _expand_dim(state: KernelState, block: Block, dim: int) -> None:
     new_dims = list(range(len(block.kinds), len(block.kinds) + len(levels) - 1))
     level_dims = [dim] + new_dims
     strides = [math.prod(extents[k + 1:]) for k in range(len(extents))]
-    state.inlines.append((EXPAND, block.func, block.name, str(dim),
-                          ",".join(str(e) for e in extents)))
+    state.rewrites.append(Rewrite(EXPAND, block.func, block.name,
+                                  (str(dim), ",".join(str(e) for e in extents))))
     block.kinds = block.kinds + [block.kinds[dim]] * len(new_dims)
     block.extents = block.extents[:dim] + [extents[0]] + block.extents[dim + 1:] + extents[1:]
     block.levels = block.levels[:dim] + [[levels[0].id]] + block.levels[dim + 1:] + \

@@ -47,6 +47,7 @@ from .annotate import vector_tile_problem
 from .contiguous import gathers_read_contiguous
 from .errors import ScheduleError
 from .reduction import emit_rfactors
+from .rewrite import Rewrite
 from .rewrites import apply_rewrite
 from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
                     folds_to_plain_dims, tile_bound)
@@ -626,9 +627,9 @@ def _attr(value: Any) -> ir.Attribute:
 def build_transform(state: KernelState) -> ir.Module:
     """The transform module of ``state`` (inlines recorded as the ``mlcir.inline`` attribute)."""
     script = new_script(Emitter(state).build)
-    if state.inlines:
+    if state.rewrites:
         script.operation.attributes[INLINE_ATTR] = ir.ArrayAttr.get([
-            ir.ArrayAttr.get([ir.StringAttr.get(x) for x in entry]) for entry in state.inlines])
+            ir.ArrayAttr.get([ir.StringAttr.get(x) for x in r.strings()]) for r in state.rewrites])
     return script
 
 
@@ -636,8 +637,8 @@ def apply_schedule_script(payload: ir.Module, script: ir.Module) -> None:
     """Apply a schedule's transform module: its recorded inlines, then its named sequence."""
     if INLINE_ATTR in script.operation.attributes:
         for entry in ir.ArrayAttr(script.operation.attributes[INLINE_ATTR]):
-            kind, func_name, block, *args = (ir.StringAttr(x).value for x in ir.ArrayAttr(entry))
-            apply_rewrite(payload, kind, func_name, block, *args)
+            apply_rewrite(payload, Rewrite.from_strings(
+                [ir.StringAttr(x).value for x in ir.ArrayAttr(entry)]))
         with payload.context, ir.Location.unknown():
             gathers_read_contiguous(payload)
     apply(payload, script)

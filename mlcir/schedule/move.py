@@ -9,7 +9,8 @@ from __future__ import annotations
 from mlir import ir
 
 from .errors import PrimitiveError, ScheduleError
-from .inline import _find
+from .payload import find_block_op
+from .rewrite import Rewrite, rewrite_kind
 from .state import Block, KernelState
 
 KIND = "move_after"  # its entry in the schedule's recorded rewrites
@@ -51,13 +52,13 @@ def move_after(state: KernelState, block: Block, anchor: Block, prim: str) -> No
     state.blocks.clear()
     state.blocks.update(others)
     state.blocks.update({(b.func, b.name): b for b in new_order})
-    state.inlines.append((KIND, block.func, block.name, anchor.name))
+    state.rewrites.append(Rewrite(KIND, block.func, block.name, (anchor.name,)))
 
 
 def apply_move(module: ir.Module, func_name: str, block: str, anchor: str) -> None:
     """Move ``block``'s op, and the ops it needs that come after ``anchor``'s op, right after
     it (in their order)."""
-    op, after = _find(module, func_name, block), _find(module, func_name, anchor)
+    op, after = find_block_op(module, func_name, block), find_block_op(module, func_name, anchor)
     if op is None or after is None:
         raise ScheduleError(f"reverse_compute_at: no block '{block}' or '{anchor}' in function "
                             f"'{func_name}'")
@@ -82,3 +83,8 @@ def apply_move(module: ir.Module, func_name: str, block: str, anchor: str) -> No
     for i in sorted(needed):
         ops[i].operation.move_after(anchor_op)
         anchor_op = ops[i].operation
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_move(module, rewrite.func, rewrite.target, *rewrite.args)

@@ -24,7 +24,7 @@ from mlcir.dialects.loop import BLOCK_ATTR, ITERATORS_ATTR, iterators_attr
 from mlcir.transform import annotate, apply, match_attr, new_script
 
 from .errors import PrimitiveError
-from .inline import _find
+from .payload import find_block_op
 from .rewrites import rewritten
 from .state import REDUCTION, SPATIAL, Block, KernelState, Loop, read_blocks
 
@@ -115,8 +115,8 @@ def _split_blocks(state: KernelState, original: ir.Module, block: Block, origin:
     """The rf block, its init and the combining block, read from a scratch copy of the kernel
     with the split applied (upstream refuses what it cannot split: its message is the
     reason)."""
-    scratch = rewritten(original, state.inlines)
-    op = _find(scratch, block.func, block.name)
+    scratch = rewritten(original, state.rewrites)
+    op = find_block_op(scratch, block.func, block.name)
     if op is not None and op.name == "linalg.generic" and any(
             o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations):
         # split_reduction renumbers the loops whose indices the body reads (wrong sums after

@@ -35,7 +35,8 @@ from mlir.dialects import affine, bufferization, linalg, tensor
 from mlcir.dialects.loop import BLOCK_ATTR, dps_inits, dps_inputs, is_linalg, tag_block
 
 from .errors import PrimitiveError, ScheduleError
-from .inline import _find, _generalized, clone_body
+from .payload import as_generic, clone_body, find_block_op
+from .rewrite import Rewrite, rewrite_kind
 
 KIND = "transform_layout"
 
@@ -155,10 +156,10 @@ def apply_layout(module: ir.Module, func_name: str, spec_text: str) -> None:
 
 def _apply(module: ir.Module, func_name: str, data: dict[str, str]) -> None:
     names, results = _parse_text(data["map"])
-    producer = _find(module, func_name, data["block"])
+    producer = find_block_op(module, func_name, data["block"])
     if producer is None:
         raise ScheduleError(f"{KIND}: no block '{data['block']}' in function '{func_name}'")
-    producer = _generalized(module, producer)
+    producer = as_generic(module, producer)
     old_type = ir.RankedTensorType(producer.results[0].type)
     shape = list(old_type.shape)
     new_shape = check_layout(shape, results)
@@ -169,7 +170,7 @@ def _apply(module: ir.Module, func_name: str, data: dict[str, str]) -> None:
     with producer.location:
         new_producer = _relayout_producer(producer, results, shape, new_type)
     for consumer in dict.fromkeys(consumers):
-        consumer = _generalized(module, consumer) if consumer.name != "linalg.generic" else consumer
+        consumer = as_generic(module, consumer) if consumer.name != "linalg.generic" else consumer
         with consumer.location:
             if is_permutation(results):
                 _read_permuted(consumer, producer.results[0], new_producer.results[0], results)
@@ -376,7 +377,7 @@ def _read_by_extract(consumer: ir.Operation, old: ir.Value, new: ir.Value,
 
 def producer_problem(module: ir.Module, func_name: str, block: str) -> str | None:
     """Why the tensor ``block`` writes cannot change layout (None when it can)."""
-    op = _find(module, func_name, block)
+    op = find_block_op(module, func_name, block)
     if op is None:
         return f"block '{block}' is not in the kernel as given (a block the schedule made)"
     if not is_linalg(op) or len(op.results) != 1:
@@ -386,3 +387,8 @@ def producer_problem(module: ir.Module, func_name: str, block: str) -> str | Non
         if owner.name != "func.return" and not is_linalg(owner):
             return f"the tensor block '{block}' writes is used by '{owner.name}', not a block"
     return None
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_layout(module, rewrite.func, rewrite.target)

@@ -37,6 +37,7 @@ from .instruction import (ADD_UNIT_LOOP, BLOCKIZE, GET_CONSUMERS, GET_PRODUCERS,
                           SAMPLE_COMPUTE_LOCATION, SET_SCOPE, STORAGE_ALIGN, TENSORIZE,
                           TRANSFORM_LAYOUT)
 from .materialize import build_transform, materialize
+from .rewrite import Rewrite
 from .state import Block, KernelState, Loop, TileKnob, read_blocks
 from .trace import Trace
 
@@ -428,9 +429,9 @@ class Schedule:
         ``local``, or ``shared``: GPU workgroup memory)."""
         b = self._block(block, "set_scope")
         with self._updating():
-            kernel = rewrites.rewritten(self._original, self._state.inlines)
+            kernel = rewrites.rewritten(self._original, self._state.rewrites)
             spec = scope.check(kernel, b.func, b.name, buffer_index, storage_scope)
-            self._state.inlines.append((scope.KIND, b.func, spec))
+            self._state.rewrites.append(Rewrite(scope.KIND, b.func, spec))
         self._record(SET_SCOPE, [block, buffer_index, storage_scope], {}, [])
 
     def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int,
@@ -439,9 +440,9 @@ class Schedule:
         modulo ``factor`` (the second-to-last axis: its rows)."""
         b = self._block(block, "storage_align")
         with self._updating():
-            kernel = rewrites.rewritten(self._original, self._state.inlines)
+            kernel = rewrites.rewritten(self._original, self._state.rewrites)
             spec = align.check(kernel, b.func, b.name, buffer_index, axis, factor, offset)
-            self._state.inlines.append((align.KIND, b.func, spec))
+            self._state.rewrites.append(Rewrite(align.KIND, b.func, spec))
         self._record(STORAGE_ALIGN, [block, buffer_index, axis, factor, offset], {}, [])
 
     # -- layout (layout.py) ------------------------------------------------------------------

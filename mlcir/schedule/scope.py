@@ -19,7 +19,8 @@ from mlir.dialects import bufferization
 from mlcir.dialects.loop import dps_inits
 
 from .errors import PrimitiveError, ScheduleError
-from .inline import _find
+from .payload import find_block_op
+from .rewrite import Rewrite, rewrite_kind
 
 KIND = "set_scope"
 SCOPES = {"global": None, "local": None, "shared": "#gpu.address_space<workgroup>"}
@@ -32,7 +33,7 @@ def check(module: ir.Module, func_name: str, block: str, buffer_index: int, scop
                              f"{scope!r}")
     if buffer_index != 0:
         raise PrimitiveError(KIND, f"block '{block}' writes one buffer, no #{buffer_index}")
-    problem = result_problem(_find(module, func_name, block), func_name, block)
+    problem = result_problem(find_block_op(module, func_name, block), func_name, block)
     if problem:
         raise PrimitiveError(KIND, problem)
     return json.dumps({"block": block, "scope": scope})
@@ -87,7 +88,7 @@ def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
     scope's memory space (its own, not shared with another block's)."""
     data = json.loads(spec_text)
     with module.context, ir.Location.unknown():
-        op = _find(module, func_name, data["block"])
+        op = find_block_op(module, func_name, data["block"])
         empty = fresh_destination(op) if op is not None else None
         if empty is None:
             raise ScheduleError(f"{KIND}: no block '{data['block']}' with a fresh destination")
@@ -109,3 +110,8 @@ def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
                 user.operands[i] = alloc.result
         if not any(True for _ in empty.results[0].uses):
             empty.erase()
+
+
+@rewrite_kind(KIND)
+def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
+    apply_scope(module, rewrite.func, rewrite.target)

@@ -25,6 +25,7 @@ from mlir.dialects import linalg
 from mlcir.dialects import loop as loop_dialect
 
 from .errors import ScheduleError
+from .rewrite import Rewrite
 
 SPATIAL, REDUCTION = loop_dialect.SPATIAL, loop_dialect.REDUCTION
 # Loop names: the block's dimensions in order (a dimension past these is d<N>).
@@ -123,9 +124,9 @@ class KernelState:
     loops: dict[int, Loop] = field(default_factory=dict)  # the live loops
     next_loop_id: int = 0
     # The rewrites applied before the transform script, since no transform op does them, in
-    # order: inlines as (kind, func, block) (inline.py), dimensions expanded for reordered
-    # split levels as ("expand_dim", func, block, dim, "e0,e1,...") (expand.py).
-    inlines: list[tuple[str, ...]] = field(default_factory=list)
+    # order (rewrite.py: inlines, renames, layout, scope and stride changes, moves, expanded
+    # and collapsed dimensions).
+    rewrites: list[Rewrite] = field(default_factory=list)
 
     def new_loop(self, block: Block, parts: list[tuple[int, int]]) -> Loop:
         loop = Loop(self.next_loop_id, block.name, parts)
@@ -189,12 +190,12 @@ class KernelState:
         """Whether ``block``'s op is rewritten for reordered split levels (expand.py) or a
         split across a fused loop's parts (collapse.py): it then reads reshaped operands,
         through which nothing fuses."""
-        return any(entry[0] in ("expand_dim", "collapse_dims")
-                   and entry[1:3] == (block.func, block.name) for entry in self.inlines)
+        return any(r.kind in ("expand_dim", "collapse_dims") and r.of_block(block.func, block.name)
+                   for r in self.rewrites)
 
     def reshape_reason(self, block: Block) -> str:
         """Why ``block`` reads reshaped operands (for the errors of what that forbids)."""
-        kinds = {entry[0] for entry in self.inlines if entry[1:3] == (block.func, block.name)}
+        kinds = {r.kind for r in self.rewrites if r.of_block(block.func, block.name)}
         return "its split levels were reordered" if "expand_dim" in kinds else \
             "a fused loop of it was split across its parts"
 

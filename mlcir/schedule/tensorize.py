@@ -24,7 +24,7 @@ from mlcir.ir import make_context, parse
 
 from . import annotate
 from .errors import PrimitiveError
-from .inline import _find
+from .payload import find_block_op
 from .rewrites import rewritten
 from .state import Block, KernelState, Loop
 
@@ -99,10 +99,10 @@ def tensorize(state: KernelState, original: ir.Module, loop: Loop, name: str) ->
     problem = annotate.vector_tile_problem(state, block, loop)
     if problem:
         raise PrimitiveError(prim, problem)
-    extents = _tile_extents(state, block, loop)
-    scratch = rewritten(original, state.inlines)
+    extents = tile_extents(state, block, loop)
+    scratch = rewritten(original, state.rewrites)
     with scratch.context:
-        op = _find(scratch, block.func, block.name)
+        op = find_block_op(scratch, block.func, block.name)
         if op is None:
             raise PrimitiveError(prim, f"block '{block.name}' was made by the schedule (a cache "
                                  "stage or an rf block): tensorize the block it came from")
@@ -122,7 +122,7 @@ def tensorize(state: KernelState, original: ir.Module, loop: Loop, name: str) ->
     loop.annotations["_tensorize"] = name
 
 
-def _tile_extents(state: KernelState, block: Block, loop: Loop) -> list[int]:
+def tile_extents(state: KernelState, block: Block, loop: Loop) -> list[int]:
     extents = [1] * len(block.kinds)
     for lid in block.order[block.order.index(loop.id):]:
         for d, e in state.loops[lid].parts:
