@@ -15,6 +15,7 @@ from mlir.dialects import func, memref
 from onnx import TensorProto, helper, numpy_helper
 
 import mlcir
+from mlcir.targets.cpu.facts import target_facts
 from mlcir.dialects.dtypes import constant_attr, resource_array
 from mlcir.frontend import from_onnx
 from mlcir.passes import run_pipeline
@@ -40,8 +41,11 @@ def test_weights_are_one_dimensional_llvm_globals(block):
     model, inputs = block
     executable = mlcir.build(from_onnx(model))
     types = _llvm_globals(executable.lowered)
-    # The 16x16x3x3 filters, packed for NCHW16c (graph-layout-nchwc) as 1x1x3x3x16x16.
-    weights = {name: t for name, t in types.items() if name.startswith("__constant_1x1x3x3x16x16")}
+    # The 16x16x3x3 filters, packed for NCHW<c>c (graph-layout-nchwc, c this CPU's vector:
+    # 1x1x3x3x16x16 on AVX-512, 2x2x3x3x8x8 on AVX2).
+    c = target_facts("llvm").lanes(4)
+    packed = f"__constant_{16 // c}x{16 // c}x3x3x{c}x{c}"
+    weights = {name: t for name, t in types.items() if name.startswith(packed)}
     assert weights and all(t == "!llvm.array<2304 x f32>" for t in weights.values()), types
     expected = om.reference(model, inputs)["y"]
     np.testing.assert_allclose(executable.main(**inputs), expected, rtol=1e-4, atol=1e-4)

@@ -323,7 +323,7 @@ def test_graph_passes_are_registered_with_their_options():
     expected = {"graph-fold-constants": ["max_elements"], "graph-dce": [],
                 "graph-fuse-ops": ["max_ops"], "graph-fuse-ewise-fma": [],
                 "graph-dispatch-library": ["rules"], "graph-pack-weights": ["panel"],
-                "graph-layout-nchwc": [], "graph-pad-windows": [], "graph-winograd": []}
+                "graph-layout-nchwc": ["lanes"], "graph-pad-windows": [], "graph-winograd": []}
     for name, options in expected.items():
         cls = get_pass(name)
         assert cls is not None and cls.name == name and cls.summary

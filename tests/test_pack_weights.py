@@ -100,6 +100,7 @@ def test_compile_layout_flag(tmp_path):
     for layout, packed in (("packed", True), ("none", False)):
         out = subprocess.run([str(mlcir_cli), "compile", str(model), "-o",
                               str(tmp_path / f"{layout}.mlcir"), "--layout", layout,
+                              "--target", "llvm -mcpu=skylake-avx512",  # panels of 32
                               "--dump-mlir", "kernels", "-"], capture_output=True, text=True,
                              timeout=600, check=True).stdout
         assert ('tensor<4x784x32xf32>' in out) == packed

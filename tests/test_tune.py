@@ -462,7 +462,7 @@ class CheckingRunner:
 def test_user_written_roles_are_called_and_their_record_applies(tmp_path):
     """Every role is swappable: a strategy, feature extractor, cost model, database and runner
     written here tune a model's kernel; the record applies and computes the right numbers."""
-    from mlcir.tune.apply import schedule_kernels
+    from mlcir.driver import staged_module
 
     text = MATMUL_RELU
     ctx = mlcir.make_context()
@@ -484,7 +484,8 @@ def test_user_written_roles_are_called_and_their_record_applies(tmp_path):
                                         for r in db.committed)
     assert not (tmp_path / "database").exists()  # the user's database was the only one
     with model.context:
-        assert list(schedule_kernels(mlcir.ir.clone_module(model), target, db, defaults=False)) == ["fused_matmul_relu"]
+        staged = staged_module(model, target, records=db, schedule="none", until="scheduled")
+        assert staged.schedule_sources == {"fused_matmul_relu": "record"}
     ex = mlcir.build(model, target=target, records=db)
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((4, 8), np.float32), rng.standard_normal((8, 16), np.float32)
