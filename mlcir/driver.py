@@ -26,10 +26,6 @@ from mlcir.targets import backend_for, build_plan
 from mlcir.targets.stages import Staged, StageHook, run_stages
 
 
-SCHEDULES = ("default", "none")
-LAYOUTS = ("packed", "direct", "none")
-
-
 def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
                   schedule: str = "default", layout: str | None = None,
                   pipeline: str | None = None, profile: bool = False, until: str = "lowered",
@@ -42,8 +38,6 @@ def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
 
     target = Target.parse(target)
     module = as_module(mod)
-    if layout is not None and layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
     plan = build_plan(target, layout or module_layout(module), profile)
     source = None
     if records is not None:
