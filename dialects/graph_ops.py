@@ -46,6 +46,9 @@ _POOL_ATTRS = ((AttrDef("kernel", "ints", "[kh, kw]"),) + _WINDOW_ATTRS
                + (AttrDef("ceil_mode", "int", "1: output sizes rounded up (ONNX/PyTorch rule)"),))
 
 #: Every graph op, by name: one :class:`OpDef` row each (order: the IRDL file's).
+# The padding of a window op made explicit (pad_window, winograd_input).
+_SPATIAL_PADDING = AttrDef("padding", "ints", "[top, left, bottom, right] (dims 2 and 3)")
+
 OPS: dict[str, OpDef] = {op.name: op for op in [
     OpDef(DIALECT, "relu", ("x",), _unary, summary="Elementwise max(x, 0).", pattern="elementwise",
           evaluate=lambda x: np.maximum(x, x.dtype.type(0))),
@@ -167,14 +170,14 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
                   "co] (depthwise: [C/c, 1, KH, KW, 1, c]); the result is [N, O/co, OH, OW, co].",
           pattern="anchor", evaluate=_np_conv2d_nchwc),
     OpDef(DIALECT, "pad_window", ("x",), _pad_window,
-          attrs=(AttrDef("padding", "ints", "[top, left, bottom, right] (dims 2 and 3)"),
+          attrs=(_SPATIAL_PADDING,
                  AttrDef("value", "float", "the fill (-inf: an integer type's smallest)")),
           summary="x (NCHW or NCHW<c>c) with H and W padded by `value`: a window's padding "
                   "made an op of its own by graph-pad-windows, so that the producer of x "
                   "writes straight into the padded tensor.",
           pattern="padding", evaluate=_np_pad_window),
     OpDef(DIALECT, "winograd_input", ("x",), _winograd_input,
-          attrs=(AttrDef("padding", "ints", "[top, left, bottom, right] (dims 2 and 3)"),),
+          attrs=(_SPATIAL_PADDING,),
           summary="The 6x6 tiles of x (NCHW<c>c, padded by zeros), 4 apart, each as B^T d B "
                   "(F(4x4, 3x3)): [36, N tH tW, C], the left operands of a 3x3 convolution's "
                   "36 matmuls (graph-winograd; storage order in dialects/winograd.py).",
