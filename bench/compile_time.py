@@ -9,7 +9,10 @@ Models, built with :mod:`onnx.helper` (random weights, fixed seed; no torch need
   (batch normalisation folded into the convolutions' weights and biases, 1x3x224x224 in,
   1000 logits out, opset 17, 25.6 M parameters);
 - ``bert_base``: a BERT-base-sized stack of post-LayerNorm encoder layers (hidden 768,
-  12 heads, intermediate 3072, exact-Erf GELU, 1x128 tokens), ``--bert-layers`` of them.
+  12 heads, intermediate 3072, exact-Erf GELU, 1x128 tokens, an attention mask),
+  ``--bert-layers`` of them;
+
+both from mlcir/testing/whole_models.py.
 
 For each model, in separate child processes so that each peak is its own:
 
@@ -33,8 +36,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import importlib.util
 import json
-import math
 import os
 import resource
 import subprocess
@@ -46,144 +49,23 @@ from typing import Any, Iterator
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parent.parent
-_F32 = TensorProto.FLOAT
 
 
-# -- models ------------------------------------------------------------------------------------
-
-class _Graph:
-    """Nodes and seeded initializers of one ONNX graph."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
-        self.nodes: list[onnx.NodeProto] = []
-        self.weights: list[onnx.TensorProto] = []
-
-    def weight(self, name: str, shape: tuple[int, ...], std: float) -> str:
-        value = (self.rng.standard_normal(shape) * std).astype(np.float32)
-        self.weights.append(numpy_helper.from_array(value, name))
-        return name
-
-    def constant(self, name: str, value: Any, dtype: Any = np.float32) -> str:
-        self.weights.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
-        return name
-
-    def node(self, op: str, inputs: list[str], output: str, **attrs: Any) -> str:
-        self.nodes.append(helper.make_node(op, inputs, [output], name=output, **attrs))
-        return output
-
-    def model(self, name: str, inputs: list[onnx.ValueInfoProto],
-              outputs: list[onnx.ValueInfoProto]) -> onnx.ModelProto:
-        graph = helper.make_graph(self.nodes, name, inputs, outputs, initializer=self.weights)
-        opsets = [helper.make_opsetid("", 17)]
-        model = helper.make_model(graph, opset_imports=opsets, producer_name="bench",
-                                  ir_version=helper.find_min_ir_version_for(opsets))
-        onnx.checker.check_model(model)
-        return model
+def _whole_models() -> Any:
+    """mlcir/testing/whole_models.py (numpy and onnx only) loaded by its path: importing it as
+    ``mlcir.testing...`` would import mlcir, whose start-up the phases time."""
+    spec = importlib.util.spec_from_file_location(
+        "whole_models", ROOT / "mlcir" / "testing" / "whole_models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def resnet50(seed: int = 0) -> onnx.ModelProto:
-    """torchvision ResNet-50 (v1.5: the stride on the 3x3 convolution) as exported in eval
-    mode: every Conv carries the folded batch norm as its bias."""
-    g = _Graph(seed)
-    count = [0]
-
-    def conv(x: str, c_in: int, c_out: int, k: int, stride: int = 1, relu: bool = True) -> str:
-        count[0] += 1
-        name = f"conv{count[0]}"
-        w = g.weight(f"{name}.weight", (c_out, c_in, k, k), math.sqrt(2.0 / (c_in * k * k)))
-        b = g.weight(f"{name}.bias", (c_out,), 0.05)
-        y = g.node("Conv", [x, w, b], name, kernel_shape=[k, k], strides=[stride, stride],
-                   pads=[k // 2] * 4, dilations=[1, 1], group=1)
-        return g.node("Relu", [y], f"{name}.relu") if relu else y
-
-    h = conv("input", 3, 64, 7, stride=2)
-    h = g.node("MaxPool", [h], "maxpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)
-    c_in = 64
-    for stage, (width, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2),
-                                                     (512, 3, 2)]):
-        for block in range(blocks):
-            s = stride if block == 0 else 1
-            y = conv(h, c_in, width, 1)
-            y = conv(y, width, width, 3, stride=s)
-            y = conv(y, width, width * 4, 1, relu=False)
-            shortcut = conv(h, c_in, width * 4, 1, stride=s, relu=False) if block == 0 else h
-            h = g.node("Relu", [g.node("Add", [y, shortcut], f"add{stage}.{block}")],
-                       f"out{stage}.{block}")
-            c_in = width * 4
-    h = g.node("GlobalAveragePool", [h], "avgpool")
-    h = g.node("Flatten", [h], "flatten", axis=1)
-    fc_w = g.weight("fc.weight", (1000, 2048), 1.0 / math.sqrt(2048))
-    fc_b = g.weight("fc.bias", (1000,), 0.01)
-    g.node("Gemm", [h, fc_w, fc_b], "output", alpha=1.0, beta=1.0, transB=1)
-    return g.model("resnet50", [helper.make_tensor_value_info("input", _F32, [1, 3, 224, 224])],
-                   [helper.make_tensor_value_info("output", _F32, [1, 1000])])
-
-
-def bert_base(layers: int = 4, seq: int = 128, hidden: int = 768, heads: int = 12,
-              intermediate: int = 3072, seed: int = 0) -> onnx.ModelProto:
-    """``layers`` BERT encoder layers (post-LayerNorm, as transformers' ``BertLayer``):
-    ``x[1,seq,hidden] -> y``, the ops as the TorchScript exporter writes them."""
-    g = _Graph(seed)
-    dh = hidden // heads
-    heads_shape = g.constant("heads_shape", [1, seq, heads, dh], np.int64)
-    merged_shape = g.constant("merged_shape", [1, seq, hidden], np.int64)
-    scale = g.constant("scale", math.sqrt(dh))
-    sqrt2, one, half = (g.constant("sqrt2", math.sqrt(2.0)), g.constant("one", 1.0),
-                        g.constant("half", 0.5))
-
-    def linear(name: str, x: str, n_in: int, n_out: int) -> str:
-        w = g.weight(f"{name}.weight", (n_in, n_out), 1.0 / math.sqrt(n_in))
-        b = g.weight(f"{name}.bias", (n_out,), 0.02)
-        return g.node("Add", [g.node("MatMul", [x, w], f"{name}.matmul"), b], name)
-
-    def layernorm(name: str, x: str) -> str:
-        gamma = g.constant(f"{name}.weight", 1.0 + 0.1 * g.rng.standard_normal(hidden))
-        beta = g.weight(f"{name}.bias", (hidden,), 0.02)
-        return g.node("LayerNormalization", [x, gamma, beta], name, axis=-1, epsilon=1e-12)
-
-    def split_heads(name: str, x: str, perm: list[int]) -> str:
-        return g.node("Transpose", [g.node("Reshape", [x, heads_shape], f"{name}.heads")],
-                      f"{name}.t", perm=perm)
-
-    x = "x"
-    for i in range(layers):
-        p = f"layer{i}"
-        q = split_heads(f"{p}.q", linear(f"{p}.query", x, hidden, hidden), [0, 2, 1, 3])
-        k = split_heads(f"{p}.k", linear(f"{p}.key", x, hidden, hidden), [0, 2, 3, 1])
-        v = split_heads(f"{p}.v", linear(f"{p}.value", x, hidden, hidden), [0, 2, 1, 3])
-        scores = g.node("Div", [g.node("MatMul", [q, k], f"{p}.scores"), scale],
-                        f"{p}.scaled")
-        probs = g.node("Softmax", [scores], f"{p}.probs", axis=-1)
-        ctx = g.node("Transpose", [g.node("MatMul", [probs, v], f"{p}.ctx")], f"{p}.ctx.t",
-                     perm=[0, 2, 1, 3])
-        ctx = g.node("Reshape", [ctx, merged_shape], f"{p}.merged")
-        attn = linear(f"{p}.output", ctx, hidden, hidden)
-        h = layernorm(f"{p}.ln1", g.node("Add", [attn, x], f"{p}.res1"))
-        f = linear(f"{p}.intermediate", h, hidden, intermediate)
-        t = g.node("Erf", [g.node("Div", [f, sqrt2], f"{p}.gelu.div")], f"{p}.gelu.erf")
-        t = g.node("Mul", [g.node("Mul", [f, g.node("Add", [t, one], f"{p}.gelu.add")],
-                                  f"{p}.gelu.mul"), half], f"{p}.gelu")
-        f = linear(f"{p}.ffn_out", t, intermediate, hidden)
-        x = layernorm(f"{p}.ln2", g.node("Add", [f, h], f"{p}.res2"))
-    g.node("Identity", [x], "y")
-    shape = [1, seq, hidden]
-    return g.model("bert_base", [helper.make_tensor_value_info("x", _F32, shape)],
-                   [helper.make_tensor_value_info("y", _F32, shape)])
-
-
-def model_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = {}
-    for vi in model.graph.input:
-        shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-        out[vi.name] = rng.standard_normal(shape).astype(np.float32)
-    return out
-
-
+_MODELS = _whole_models()
+resnet50_v1, bert_base, model_inputs = (_MODELS.resnet50_v1, _MODELS.bert_base,
+                                        _MODELS.model_inputs)
 # -- measuring ---------------------------------------------------------------------------------
 
 def run_measured(cmd: list[str]) -> tuple[dict[str, float], str]:
@@ -321,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.write:
         name, path = args.write
-        model = resnet50() if name == "resnet50" else bert_base(args.bert_layers)
+        model = resnet50_v1() if name == "resnet50" else bert_base(args.bert_layers)
         onnx.save(model, path)
         print(sum(int(np.prod(t.dims)) for t in model.graph.initializer))
         return 0
