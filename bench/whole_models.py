@@ -8,7 +8,8 @@ Models (mlcir/testing/whole_models.py, random weights, fixed seeds): ``resnet50_
 batch norm nodes), ``mobilenet_v2`` (width 1.0), ``bert_base`` (12 layers, hidden 768, 128
 tokens, an attention mask). For each model and thread count: the build time (import, compile,
 first call), the largest difference from onnxruntime, then ``ex.main(**inputs)`` and
-``session.run`` (the same intra-op threads) timed in turns, medians of ``--rounds``, and their
+``session.run`` (the same intra-op threads) timed in turns (mlcir.testing.timing.interleaved:
+multi-threaded turns start on settled cores), medians of ``--rounds``, and their
 ratio onnxruntime / mlcir (above 1: mlcir is faster); then the profiler's ``--top`` kernels
 with their share of the time and % of the machine's peak on as many threads (mlcir.peak).
 Run it alone: anything else on the cores distorts it.
@@ -26,13 +27,12 @@ for _name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # before numpy loads (M
     os.environ.pop(_name, None)
 
 import numpy as np  # noqa: E402
-import onnxruntime as ort  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import mlcir  # noqa: E402
 from mlcir.frontend import from_onnx  # noqa: E402
-from mlcir.testing import whole_models  # noqa: E402
+from mlcir.testing import timing, whole_models  # noqa: E402
 
 MODELS = {"resnet50_v1": whole_models.resnet50_v1, "resnet50_v2": whole_models.resnet50_v2,
           "mobilenet_v2": whole_models.mobilenet_v2, "bert_base": whole_models.bert_base}
@@ -49,20 +49,13 @@ def measure(name: str, threads: int, rounds: int, top: int) -> float:
     function = executable.main
     function(**inputs)
     build = time.perf_counter() - start
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-    session = ort.InferenceSession(model.SerializeToString(), options)
+    session = timing.onnxruntime_session(model, threads)
     expected = session.run(None, inputs)[0]
     error = float(np.abs(np.asarray(function(**inputs)) - expected).max())
-    ours, theirs = [], []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        function(**inputs)
-        ours.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        session.run(None, inputs)
-        theirs.append(time.perf_counter() - start)
-    mine, reference = float(np.median(ours)), float(np.median(theirs))
+    seconds = timing.interleaved({"onnxruntime": lambda: session.run(None, inputs),
+                                  "mlcir": lambda: function(**inputs)},
+                                 rounds=rounds, budget_s=0.0, threads=threads)
+    mine, reference = seconds["mlcir"], seconds["onnxruntime"]
     print(f"{name}, {threads} thread(s): build + first call {build:.1f} s; largest difference "
           f"{error:.3g} (outputs up to {float(np.abs(expected).max()):.4g}); mlcir "
           f"{mine * 1e3:.1f} ms, onnxruntime {reference * 1e3:.1f} ms: onnxruntime/mlcir "
