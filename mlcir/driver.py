@@ -87,12 +87,18 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     (``mlcir.targets.cpu.facts``). ``profile=True`` builds the profiling twin (timing hooks around every
     kernel call; :meth:`Executable.profile` builds it by itself when first asked).
     """
+    return _build(mod, target, records, schedule, pipeline, layout, profile)
+
+
+def _build(mod: Any, target: "str | Target", records: Any, schedule: str, pipeline: str | None,
+           layout: str | None, profile: bool, on_stage: StageHook | None = None) -> Executable:
+    """:func:`build`, with ``on_stage`` (a profiling :func:`compile` dumps its stages)."""
     target = Target.parse(target)
     if profile:
         _check_profile(target, pipeline)
     module = as_module(mod)
     staged = staged_module(module, target, records=records, schedule=schedule, layout=layout,
-                           pipeline=pipeline, profile=profile)
+                           pipeline=pipeline, profile=profile, on_stage=on_stage)
     executable = backend_for(target).compile(staged.prepared, target, keep=module)
     if profile:
         executable.profile_sites = _profile_sites(staged, schedule)
@@ -137,12 +143,7 @@ def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
     """
     target = Target.parse(target)
     if profile:  # the profiling build, saved: ``mlcir run --profile`` reads its counters
-        _check_profile(target, pipeline)
-        module = as_module(mod)
-        staged = staged_module(module, target, records=records, schedule=schedule,
-                               layout=layout, profile=True, on_stage=on_stage)
-        executable = backend_for(target).compile(staged.prepared, target, keep=module)
-        executable.profile_sites = _profile_sites(staged, schedule)
+        executable = _build(mod, target, records, schedule, pipeline, layout, True, on_stage)
         executable.save(path)
         meta, _ = read_library(Path(path))
         return SavedModel(Path(path), meta, executable.signatures, executable.lowered)

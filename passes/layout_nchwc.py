@@ -1,18 +1,17 @@
 """``graph-layout-nchwc``: convolution chains in the blocked NCHW<c>c layout.
 
-onnxruntime's MLAS and TVM's x86 schedules run convolutions in NCHWc: the channels of one block
-(one vector register of f32: option ``lanes``, the build's target's) innermost, so a convolution's register tile is output columns x
-one channel block, each step a broadcast input value times a filter vector, whatever the
-width or stride (docs/tuning.md, "Measure and decide: NCHWc": 94-97% of peak, onnxruntime's
-time, where NCHW stays 20% to 2.4x behind). The layout is chosen once for the graph:
+onnxruntime's MLAS and TVM's x86 schedules run convolutions in NCHWc: the channels of one
+block (one vector register of f32: option ``lanes``, the target's) innermost, so a
+convolution's register tile is output columns x one channel block, each step a broadcast input
+value times a filter vector, whatever the width or stride (docs/decisions.md#channel-blocks).
+The layout is chosen once for the graph:
 
 - a ``conv2d`` with a constant filter becomes ``conv2d_nchwc`` with the filter packed at
   compile time (``[O/co, C/ci, KH, KW, ci, co]``, folded as a constant); a depthwise one reads
   ``[C/c, 1, KH, KW, 1, c]``, its channel block in the lanes. Blocks of a vector's lanes,
-  else half a vector (24, 40 channels with 16 lanes); a first layer reading fewer channels than a block (an image's 3) stays
-  NCHW, measured faster there (docs/tuning.md), and so does a pointwise convolution that
-  alone reads an NCHW value, into no more channels (:func:`_pointwise_stays_nchw`: a matmul
-  over ``H*W`` as fast as the blocked one, without the layout change of its larger input);
+  else half a vector (24, 40 channels with 16 lanes); a first layer reading fewer channels
+  than a block (an image's 3) stays NCHW, and so does a pointwise convolution that alone
+  reads an NCHW value, into no more channels (:func:`_pointwise_stays_nchw`);
 - elementwise and broadcast ops (bias, batch-norm's scale and shift, activations, a
   residual add) with a blocked operand follow in the blocked layout, constant operands
   rearranged at compile time; ``max_pool2d`` of a blocked tensor becomes ``max_pool2d_nchwc``,
@@ -23,8 +22,7 @@ time, where NCHW stays 20% to 2.4x behind). The layout is chosen once for the gr
   a blocked op reading such a tensor reads the blocked one directly, so back-to-back layout
   changes cancel by construction and a chain has one layout change at each end.
 
-``mlcir.layout = "none"`` on a module (``mlcir.build(..., layout="none")``, ``--layout none``)
-turns it off, as it does ``graph-pack-weights``.
+``layout="none"`` turns it off, as it does ``graph-pack-weights``.
 """
 
 from __future__ import annotations
@@ -67,11 +65,10 @@ def _pointwise_stays_nchw(x: ir.Value, x_shape: list[int], w_shape: tuple[int, .
                           attrs: dict, lanes: int) -> bool:
     """Whether a convolution of the NCHW value ``x`` stays NCHW: a pointwise one (1x1,
     stride 1, no padding, one group) that alone reads ``x``, into no more channels than it
-    reads, over whole vectors of ``H*W`` (``lanes`` wide: the NCHW matmul's columns). NCHW, it is the matmul over ``H*W`` its
-    lowering makes (nn.py), as fast as the blocked convolution (256 -> 64 channels at
-    56 x 56: 955 against 993 us on one thread); blocked, its input would change layout first
-    (81 us for those 3.2 MB), where a blocked reader of its result changes the smaller result's
-    layout instead (0.8 MB) and an NCHW reader (a graph output) none."""
+    reads, over whole vectors of ``H*W`` (``lanes`` wide: the NCHW matmul's columns). NCHW, it is the matmul over
+    ``H*W`` its lowering makes (nn.py), as fast as the blocked convolution; blocked, its
+    larger input would change layout first, where a blocked reader of its result changes the
+    smaller result's layout instead (docs/measurements/lowering-rules.md#pointwise-nchw)."""
     o, c, kh, kw = w_shape
     return ((kh, kw) == (1, 1) and list(attrs["strides"]) == [1, 1]
             and not any(attrs["padding"]) and attrs["groups"] == 1 and o <= c
@@ -137,8 +134,8 @@ class _Converter:
         elif _pointwise_stays_nchw(x, x_shape, w_array.shape, attrs, self.lanes):
             return None
         else:
-            # An input of fewer channels than a block (an image's 3) stays NCHW: the 7x7/2
-            # stem ran at 102 GFLOPS in NCHW, 60 as one block of 3 (docs/tuning.md).
+            # An input of fewer channels than a block (an image's 3) stays NCHW: the stem is
+            # faster so (docs/measurements/lowering-rules.md#stem).
             in_block = channel_block(c, self.lanes)
             if in_block is None:
                 return None

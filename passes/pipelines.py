@@ -74,8 +74,7 @@ def cpu_bufferize(tile_temporaries: bool = True) -> list[str]:
     - bufferization, then ``canonicalize`` at once: a tiled kernel returns the result of the
       ``scf.for`` that carried its output, and only that fold shows it to be the destination
       argument (or a hoistable allocation); without it every scheduled kernel copied its whole
-      output at the end (MobileNetV2's blocks 1777 -> 1329 us, docs/tuning.md, "Third
-      round");
+      output at the end (docs/measurements/lowering-rules.md#output-copies);
     - results become out-parameters, and one computed in a reshaped temporary (a layout
       change, a pointwise convolution over ``H*W``) is written through a view of its
       out-parameter instead of copied there (``mlcir-reshaped-results``: 3.2 MB less per call

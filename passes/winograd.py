@@ -1,31 +1,24 @@
 """``graph-winograd``: 3x3 stride-1 convolutions in NCHW<c>c as Winograd F(4x4, 3x3).
 
-A dense 3x3 convolution already runs at 90-95% of the machine's FMA peak as direct
-convolution, and so does onnxruntime's (docs/tuning.md, "Fifth round"); the way past that
-roof is fewer multiplications. Winograd's F(4x4, 3x3) (dialects/winograd.py) makes a 4x4
-output tile from a 6x6 input tile with 36 multiplications per channel pair instead of 144:
+Direct 3x3 convolution already runs near the FMA peak (docs/decisions.md), so the way past
+that roof is fewer multiplications: F(4x4, 3x3) (dialects/winograd.py) makes a 4x4 output
+tile from a 6x6 input tile with 36 multiplications per channel pair instead of 144:
 
     conv2d_nchwc(x, w)  ->  winograd_output(matmul(winograd_input(x), U))
 
-- ``U = G g G^T`` of the constant filter is computed here, at compile time, and folded as a
-  constant ``[36, C, K]`` (a packed weight, like graph-pack-weights' panels);
-- ``winograd_input`` makes the 36 left operands ``[36, tiles, C]`` (its own padding, where the
-  convolution still has some after graph-pad-windows, is a copy in its kernel);
+- ``U = G g G^T`` of the constant filter is computed at compile time, folded as a constant
+  ``[36, C, K]`` (a packed weight);
+- ``winograd_input`` makes the 36 left operands ``[36, tiles, C]`` (padding left after
+  graph-pad-windows is a copy in its kernel);
 - the 36 matmuls ``[tiles, C] x [C, K]`` are one batched ``graph.matmul`` kernel, scheduled
   and tuned like any matmul;
-- ``winograd_output`` makes the NCHW<c>c result, which the convolution's epilogue (batch
-  norm, residual add, activation) then reads as it read the convolution's.
+- ``winograd_output`` makes the NCHW<c>c result, which the epilogue then reads.
 
 Which convolutions: ``conv2d_nchwc`` with a constant 3x3 filter, strides and dilation 1, one
-group, an f32 result whose H and W are multiples of 4 (whole tiles), and at least
-:data:`MIN_CHANNELS` input and output channels (fewer: the transforms cost more than the
-multiplications saved; measured in docs/graph-passes.md). The rounding error grows by about 10x
-over direct convolution's, to about 1e-5 of the result's scale in f32 (measured there too).
-
-Off with the layouts (``mlcir.layout = "none"``) and with ``mlcir.layout = "direct"``
-(``mlcir.build(..., layout="direct")``): blocked layouts and packed weights, direct
-convolution. CUDA builds and their tuning keep convolutions direct: their build plan leaves
-this pass out (mlcir/targets/cuda/backend.py).
+group, an f32 result whose H and W are multiples of 4, and at least :data:`MIN_CHANNELS` input
+and output channels (fewer: the transforms cost more than they save). The rounding error is
+about 1e-5 of the result's scale in f32 (both measured in docs/graph-passes.md). Off with
+``layout="none"`` and ``layout="direct"``; CUDA's build plan leaves this pass out.
 """
 
 from __future__ import annotations

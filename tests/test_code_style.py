@@ -34,23 +34,6 @@ TIMING = re.compile(
     r"|\d(?:\.\d+)?\s*(?:->|→)\s*\d"                  # 1238 -> 1157, 0.21 -> 0.37
     r"|\d(?:\.\d+)?\s*(?:x|%)\s+(?:faster|slower)")   # 1.9x faster, 20% slower
 
-# Pending (issue 37): files whose comments still quote figures or whose module docstring is too
-# long, left alone while other work rewrites them; their text moves to docs/ once that lands.
-# Remove an entry once its file passes.
-PENDING = {
-    "mlcir/schedule/materialize.py", "passes/layout_nchwc.py", "passes/lowerings/nn.py",
-    "passes/pipelines.py", "passes/winograd.py",
-}
-# Being rewritten by other work now (they pass today): checked again once that work lands.
-REWRITING = {
-    "mlcir/driver.py", "mlcir/cli.py", "mlcir/tune/apply.py", "mlcir/tune/tasks.py",
-    "mlcir/tune/tune.py", "mlcir/tune/progress.py", "mlcir/targets/cpu/backend.py",
-    "mlcir/targets/cuda/backend.py", "mlcir/targets/cross/backend.py", "passes/pack_weights.py",
-    "passes/layout_chains.py", "dialects/opdef.py",
-    "mlcir/runtime/executable.py", "mlcir/testing/fuzz_schedules.py",
-}
-REWRITING_DIRS = ("mlcir/schedule/", "mlcir/frontend/")
-
 # Arrows between numbers that are not timings: shapes, channel counts, lane splits.
 NOT_TIMINGS = {
     "mlcir/testing/onnx_models.py": ("28 -> 26 -> 24", "3->64", "(224 -> 56)"),
@@ -62,10 +45,6 @@ def package_files() -> list[str]:
     for folder in PACKAGE_DIRS:
         files += [str(p.relative_to(ROOT)) for p in sorted((ROOT / folder).rglob("*.py"))]
     return files
-
-
-def is_pending(rel: str) -> bool:
-    return rel in PENDING or rel in REWRITING or rel.startswith(REWRITING_DIRS)
 
 
 def comments_and_docstrings(source: str) -> list[tuple[int, str]]:
@@ -117,7 +96,7 @@ def test_checker_finds_a_figure_in_a_comment_and_a_docstring():
     assert timing_figures("x.py", source) == ["x.py:3: Measured 12 us.", "x.py:4: # was 3.5 ms"]
 
 
-@pytest.mark.parametrize("rel", [f for f in package_files() if not is_pending(f)])
+@pytest.mark.parametrize("rel", package_files())
 def test_module_docstring_is_short(rel):
     lines = module_docstring_lines((ROOT / rel).read_text())
     assert lines <= DOCSTRING_LINES_MAX, (
@@ -125,22 +104,8 @@ def test_module_docstring_is_short(rel):
         f"module does and why, and move the rest to docs/")
 
 
-@pytest.mark.parametrize("rel", [f for f in package_files() if not is_pending(f)])
+@pytest.mark.parametrize("rel", package_files())
 def test_no_timing_figures_in_comments(rel):
     found = timing_figures(rel, (ROOT / rel).read_text())
     assert not found, ("timing figures in comments or docstrings (move them to "
                        "docs/measurements/ and point there):\n" + "\n".join(found))
-
-
-def test_pending_files_exist():
-    """A pending entry for a file that was renamed or removed would hide nothing: drop it."""
-    missing = [rel for rel in PENDING | REWRITING if not (ROOT / rel).is_file()]
-    assert not missing, f"pending files that no longer exist: {missing}"
-
-
-@pytest.mark.parametrize("rel", sorted(PENDING))
-def test_pending_files_still_need_it(rel):
-    """A pending file that passes both rules should leave PENDING, so that it stays clean."""
-    source = (ROOT / rel).read_text()
-    assert (module_docstring_lines(source) > DOCSTRING_LINES_MAX
-            or timing_figures(rel, source)), f"{rel} passes now: remove it from PENDING"

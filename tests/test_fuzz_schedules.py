@@ -53,14 +53,21 @@ def test_refusal_reasons_are_grouped_without_particulars():
               "the loops to reorder: they are not a single chain")
 
 
-def test_every_instruction_kind_is_a_primitive_the_fuzzer_draws():
-    """The fuzzer draws from the registry of primitives, which has a sampler for every
-    instruction kind (tensorize, bind and annotate included): no hand-written list."""
-    from mlcir.schedule.fuzzing import PRIMITIVES
-    from mlcir.schedule.instruction import KINDS
+def test_every_primitive_has_its_sampler_in_its_home_module():
+    """The fuzzer draws from the table of primitives, where every primitive (tensorize, bind
+    and annotate included) has a sampler, registered by the home module that also holds its
+    state update and emission: no hand-written list."""
+    import importlib
 
-    assert set(PRIMITIVES) == set(KINDS)
-    assert all(p.kind is KINDS[name] and p.weight > 0 for name, p in PRIMITIVES.items())
+    import mlcir.schedule  # noqa: F401 - imports every home module
+    from mlcir.schedule.instruction import KINDS
+    from mlcir.schedule.schedule import Schedule
+
+    for name, kind in KINDS.items():
+        assert kind.sample is not None and kind.weight > 0, name
+        home = importlib.import_module(f"mlcir.schedule.{kind.home}")
+        assert kind.sample.__module__ == home.__name__, (name, kind.sample.__module__)
+        assert callable(getattr(Schedule, name)), name
 
 
 def test_every_sampler_applies_its_primitive_or_is_refused():
@@ -70,7 +77,8 @@ def test_every_sampler_applies_its_primitive_or_is_refused():
 
     import mlcir
     from mlcir.schedule import ScheduleError
-    from mlcir.schedule.fuzzing import PRIMITIVES, NothingLikely
+    from mlcir.schedule.fuzz_support import NothingLikely
+    from mlcir.schedule.instruction import KINDS as PRIMITIVES
 
     kernels = sorted(fuzz_schedules.KERNELS)
     for name, primitive in PRIMITIVES.items():

@@ -12,6 +12,8 @@ does it: a recorded rewrite of the loop-level IR, like ``set_scope``'s.
 
 from __future__ import annotations
 
+import random
+
 import json
 
 from mlir import ir
@@ -21,6 +23,8 @@ from .errors import PrimitiveError, ScheduleError
 from .payload import find_block_op
 from .rewrite import Rewrite, rewrite_kind
 from .scope import aligned_view, fresh_destination, result_problem
+from .fuzz_support import intermediate, pick_block
+from .instruction import STORAGE_ALIGN
 
 KIND = "storage_align"
 
@@ -78,3 +82,19 @@ def apply_align(module: ir.Module, func_name: str, spec_text: str) -> None:
 @rewrite_kind(KIND)
 def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
     apply_align(module, rewrite.func, rewrite.target)
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@STORAGE_ALIGN.fuzzed_by(0.5)
+def fuzz_storage_align(sch, rng: random.Random) -> bool:
+    inner = intermediate(sch, rng)
+    block, rv = pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                            and len([d for d in b.output_map if d is not None]) >= 2
+                            and inner(b))
+    if rv is None:
+        return False
+    rank = len([d for d in block.output_map if d is not None])
+    factor = rng.choice([4, 8, 16])
+    sch.storage_align(rv, 0, rank - 2, factor, rng.randrange(factor))
+    return True

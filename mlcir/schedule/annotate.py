@@ -1,16 +1,23 @@
-"""Loop annotations: ``parallel``, ``vectorize``, ``unroll``, ``bind``, ``annotate`` (TVM's
-for_kind and annotate). They mark loops; the materializer decides what each mark emits."""
+"""Loop annotations: ``parallel``, ``unroll``, ``bind``, ``annotate`` (TVM's for_kind and
+annotate; ``vectorize``, whose emission is most of the vectorizer, is in :mod:`.vector_tile`).
+They mark loops; what a mark emits is here too, called by the materializer."""
 
 from __future__ import annotations
 
+from mlir import ir
+from mlir.dialects.transform import loop as tloop
+
+import random
+
 from typing import Any
 
+from .emit import Emitted, loops_named
 from .errors import PrimitiveError
 from .loops import own_loop
-from .state import REDUCTION, SPATIAL, Block, KernelState, Loop, tile_bound
+from .state import SPATIAL, Block, KernelState, Loop
+from .fuzz_support import LIKELY, mostly, on_loops, some_block_loops, some_block_or_loop
+from .instruction import ANNOTATE, BIND, PARALLEL, UNANNOTATE, UNROLL
 
-# Vectorizing more elements than this at once builds huge vectors (measured: out of memory).
-MAX_VECTOR_ELEMENTS = 4096
 # Unrolling makes copies of the loop body; more than this many copies per block makes code
 # that LLVM takes minutes to compile (measured: a 1536-trip full unroll, ~1 MB of IR).
 MAX_UNROLLED_COPIES = 512
@@ -21,7 +28,7 @@ GPU_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.
 LOOP_KINDS = ("parallel", "vectorize", "unroll", "bind")
 
 
-def _mark(state: KernelState, loop: Loop, prim: str, key: str, value: Any = True) -> None:
+def mark_loop_kind(state: KernelState, loop: Loop, prim: str, key: str, value: Any = True) -> None:
     own_loop(state, loop, prim)
     for kind in LOOP_KINDS:
         loop.annotations.pop(kind, None)
@@ -32,94 +39,7 @@ def parallel(state: KernelState, loop: Loop) -> None:
     """Run ``loop``'s iterations on several threads (OpenMP; a spatial loop)."""
     if state.loop_kind(loop) != SPATIAL:
         raise PrimitiveError("parallel", f"loop {state.loop_name(loop)} is a reduction loop")
-    _mark(state, loop, "parallel", "parallel")
-
-
-def vectorize(state: KernelState, loop: Loop) -> None:
-    """Vectorize the tile formed by ``loop`` and every loop inside it (MLIR vectorizes whole
-    linalg tiles). When those loops cannot form a vector tile when the schedule is
-    materialized (:func:`vector_tile_problem`), they stay scalar loops, as TVM scalarizes a
-    loop it cannot vectorize; the reason is left on the block's op."""
-    block = own_loop(state, loop, "vectorize")
-    if loop.id not in block.order:
-        raise PrimitiveError("vectorize", f"loop {state.loop_name(loop)} is not a loop of block "
-                             f"'{block.name}'")
-    _mark(state, loop, "vectorize", "vectorize")
-
-
-def vector_tile_problem(state: KernelState, block: Block, loop: Loop) -> str | None:
-    """Why ``loop`` and the loops inside it cannot be one vector tile (None if they can)."""
-    chain = block.order
-    if loop.id not in chain:
-        return f"loop {state.loop_name(loop)} is not a loop of block '{block.name}'"
-    size = 1
-    for lid in chain[chain.index(loop.id):]:
-        inner = state.loops[lid]
-        if len(inner.parts) != 1:
-            return f"loop {state.loop_name(inner)} inside the vector tile is fused"
-        d = inner.parts[0][0]
-        if block.levels[d][-1] != lid:
-            return (f"loop {state.loop_name(inner)} inside the vector tile is not the innermost "
-                    "level of its dimension; reorder so the vectorized loops are the "
-                    "innermost tile (before vectorize)")
-        if lid != loop.id and any(inner.annotations.get(k) for k in
-                                  ("parallel", "bind", "unroll", "vectorize")):
-            return (f"loop {state.loop_name(inner)} inside the vector tile is parallel, bound, "
-                    "unrolled or vectorized")
-        size *= inner.extent
-    tile = set(chain[chain.index(loop.id):])
-    inside = sorted(b.name for b in state.blocks.values() if b.attach is not None
-                    and not b.inlined and b.attach.loop in tile and b.func == block.func)
-    if inside:
-        # The tile is one vector operation: a block computed inside it has no place (a
-        # decomposed init at the vectorized loop, then compute_at of the nest, summed wrong:
-        # fuzz_schedules --seed 40 --case 5321).
-        return (f"block '{inside[0]}' is computed inside the vector tile under loop "
-                f"{state.loop_name(loop)}: the tile is one vector operation, with no place "
-                "for it")
-    outside = set(state.enclosing(block)) - tile
-    if any(tile_bound(state, block, d, outside)[1] for d in range(len(block.kinds))):
-        if block.window:
-            return (f"the tile under loop {state.loop_name(loop)} can be partial (a split "
-                    f"that does not divide) and block '{block.name}' reads through a window: "
-                    "upstream vectorizes window tiles only at static sizes, not with masks")
-        if _transposes(block):
-            # Upstream MLIR 22.1 masks such a read wrongly: a 3-D transpose [C, H, W] ->
-            # [H, W, C] with a partial tile of W gave wrong values, a 5-D one a segfault
-            # (2-D transposes and matmuls' [k, j] reads came out right).
-            return (f"the tile under loop {state.loop_name(loop)} can be partial and block "
-                    f"'{block.name}' reads an operand transposed, which upstream's masked "
-                    "vectorization gets wrong: split by a divisor")
-        order = [state.loops[lid].parts[0][0] for lid in chain[chain.index(loop.id):]]
-        if any(len(op.map_results) >= 3 and _out_of_order(op.map_results, order)
-               for op in block.operands if op.is_init):
-            # A masked transposed write to a tensor of 3+ dims (an rf block whose factored
-            # dim comes first in its result, vectorized inside it) fails to lower upstream:
-            # "'vector.maskedstore' op expected valueToStore shape to match mask shape"
-            # (fuzz_schedules --seed 43 --case 9931); 2-D ones came out right.
-            return (f"the tile under loop {state.loop_name(loop)} can be partial and block "
-                    f"'{block.name}' writes its result in another order than the tile's loops, "
-                    "which upstream's masked vectorization cannot lower: split by a divisor")
-    if size > MAX_VECTOR_ELEMENTS:
-        return (f"the tile under loop {state.loop_name(loop)} has {size} elements (more than "
-                f"{MAX_VECTOR_ELEMENTS}): split it first")
-    return None
-
-
-def _out_of_order(results: list[int | None], order: list[int]) -> bool:
-    """Whether the dims of ``order`` come in another order in ``results``."""
-    seen = [d for d in results if d in order]
-    return seen != sorted(seen, key=order.index)
-
-
-def _transposes(block: Block) -> bool:
-    """Whether ``block`` is a transpose of three or more dims: no reduction, an operand read
-    with its dims out of the loop order."""
-    if REDUCTION in block.kinds:
-        return False
-    return any(len(dims) >= 3 and dims != sorted(dims)
-               for dims in ([d for d in op.map_results if d is not None]
-                            for op in block.operands))
+    mark_loop_kind(state, loop, "parallel", "parallel")
 
 
 def unroll(state: KernelState, loop: Loop, factor: Any = None) -> None:
@@ -137,7 +57,7 @@ def unroll(state: KernelState, loop: Loop, factor: Any = None) -> None:
         raise PrimitiveError("unroll", f"unrolling loop {name} would make {copies} copies of the "
                              f"loop body in block '{block.name}' (at most "
                              f"{MAX_UNROLLED_COPIES}); unroll by a factor instead")
-    _mark(state, loop, "unroll", "unroll", factor or loop.extent)
+    mark_loop_kind(state, loop, "unroll", "unroll", factor or loop.extent)
 
 
 def bind(state: KernelState, loop: Loop, thread_axis: str) -> None:
@@ -147,7 +67,7 @@ def bind(state: KernelState, loop: Loop, thread_axis: str) -> None:
                              f"{', '.join(GPU_AXES)}")
     if state.loop_kind(loop) != SPATIAL:
         raise PrimitiveError("bind", f"loop {state.loop_name(loop)} is a reduction loop")
-    _mark(state, loop, "bind", "bind", thread_axis)
+    mark_loop_kind(state, loop, "bind", "bind", thread_axis)
 
 
 def annotate(target: Block | Loop, ann_key: str, ann_val: Any) -> None:
@@ -164,3 +84,113 @@ def unannotate(target: Block | Loop, ann_key: str) -> None:
     if ann_key not in target.annotations:
         raise PrimitiveError("unannotate", f"no annotation '{ann_key}'")
     del target.annotations[ann_key]
+
+
+# -- emission ------------------------------------------------------------------------------------
+
+def group_kind(annotations: dict[str, Any]) -> str | None:
+    """What loops a tiling op may group: parallel loops, or loops bound to one kind of GPU
+    axis (``bind:blockIdx`` / ``bind:threadIdx``)."""
+    if annotations.get("parallel"):
+        return "parallel"
+    if annotations.get("bind"):
+        return "bind:" + str(annotations["bind"]).split(".")[0]
+    return None
+
+
+def gpu_mapping(axis: str) -> ir.Attribute:
+    """The ``#gpu`` mapping attribute of a ``bind`` axis."""
+    kind, dim = axis.split(".")
+    prefix = "block" if kind == "blockIdx" else "thread"
+    return ir.Attribute.parse(f"#gpu.{prefix}<{dim}>")
+
+
+def loop_attributes(loop: Loop) -> dict[str, ir.Attribute]:
+    """The ``loop.<key>`` attributes a loop's own annotations put on its emitted loop (the loop
+    kinds are emitted as what they mean; keys starting with ``_`` are internal)."""
+    return {f"loop.{key}": _attr(value) for key, value in loop.annotations.items()
+            if key not in LOOP_KINDS and not key.startswith("_")}
+
+
+def _attr(value: Any) -> ir.Attribute:
+    if isinstance(value, bool):
+        return ir.BoolAttr.get(value)
+    if isinstance(value, int):
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+    if isinstance(value, float):
+        return ir.FloatAttr.get(ir.F64Type.get(), value)
+    return ir.StringAttr.get(str(value))
+
+
+def emit_unrolls(state: KernelState, em: Emitted) -> None:
+    """Unroll the scf.for loops marked ``unroll``, innermost first: unrolling a loop copies the
+    loops inside it."""
+    for lid, loop_name in reversed(em.for_loops):
+        if lid not in state.loops:
+            continue
+        factor = state.loops[lid].annotations.get("unroll")
+        if factor:
+            tloop.LoopUnrollOp(loops_named(em, loop_name), factor=int(factor))
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@PARALLEL.fuzzed_by(1)
+def fuzz_parallel(sch, rng: random.Random) -> bool:
+    loops = some_block_loops(sch, rng)
+    spatial = [rv for rv in loops if sch.get(rv).kind == "spatial"]
+    if not spatial:
+        return False
+    sch.parallel(spatial[0] if rng.random() < 0.7 else rng.choice(spatial))
+    return True
+
+
+@UNROLL.fuzzed_by(1)
+def fuzz_unroll(sch, rng: random.Random) -> bool:
+    return on_loops(sch, rng, lambda loops: sch.unroll(rng.choice(loops),
+                                                        factor=rng.choice([None, 2, 4])))
+
+
+@BIND.fuzzed_by(0.5)
+def fuzz_bind(sch, rng: random.Random) -> bool:
+    # Likely legal: a spatial loop and a known axis (on a CPU a bound loop runs as a serial
+    # scf.forall); else any loop (a reduction loop is refused) or an unknown axis (refused).
+    loops = some_block_loops(sch, rng)
+    if not loops:
+        return False
+    spatial = [rv for rv in loops if sch.get(rv).kind == "spatial"]
+    axis = rng.choice(GPU_AXES) if rng.random() < LIKELY else "warpIdx.x"
+    sch.bind(mostly(rng, spatial, loops), axis)
+    return True
+
+
+# Keys codegen does not read (annotate's documented use: a note for later passes).
+ANNOTATION_KEYS = ("fuzz_note", "pragma_hint")
+
+
+@ANNOTATE.fuzzed_by(0.5)
+def fuzz_annotate(sch, rng: random.Random) -> bool:
+    target = some_block_or_loop(sch, rng)
+    if target is None:
+        return False
+    value = rng.choice([1, 2.5, "x", True])
+    if rng.random() < LIKELY:
+        sch.annotate(target, rng.choice(ANNOTATION_KEYS), value)
+    else:  # refused: a reserved key or a value of another type
+        sch.annotate(target, *rng.choice([("_reserved", value), ("fuzz_note", [value])]))
+    return True
+
+
+@UNANNOTATE.fuzzed_by(0.25)
+def fuzz_unannotate(sch, rng: random.Random) -> bool:
+    target = some_block_or_loop(sch, rng)
+    if target is None:
+        return False
+    if rng.random() >= LIKELY:  # refused unless present
+        sch.unannotate(target, rng.choice(ANNOTATION_KEYS))
+        return True
+    # Likely legal: annotate, then take the note off again.
+    key = rng.choice(ANNOTATION_KEYS)
+    sch.annotate(target, key, rng.choice([1, "x"]))
+    sch.unannotate(target, key)
+    return True

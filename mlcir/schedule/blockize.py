@@ -13,8 +13,12 @@ block is ``tensorize`` of the tile; ``get_child_blocks`` gives the block inside.
 
 from __future__ import annotations
 
+import random
+
 from .errors import PrimitiveError
 from .state import Attach, Block, KernelState, Loop
+from .fuzz_support import mostly, own_loops, pick_block
+from .instruction import BLOCKIZE
 
 KIND = "blockize"  # Block.origin["kind"] of an outer block
 # The primitives that take an outer block (the others take the block inside or its loops).
@@ -64,3 +68,18 @@ def tile_loop(state: KernelState, outer: Block) -> Loop:
     if outer.attach is None or outer.attach.target != block.name:
         return state.loops[block.order[0]]
     return state.loops[block.order[block.order.index(outer.attach.loop) + 1]]
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@BLOCKIZE.fuzzed_by(0.5)
+def fuzz_blockize(sch, rng: random.Random) -> bool:
+    # Likely legal: a loop with no other block computed at it or inside it.
+    block, rv = pick_block(sch, rng, lambda b: not b.origin and bool(b.order))
+    if rv is None:
+        return False
+    loops = own_loops(sch, rv)
+    inner = [lv for i, lv in enumerate(loops)
+             if not any(sch.state.attached_at(lid, block.func) for lid in block.order[i:])]
+    sch.blockize(mostly(rng, inner, loops))
+    return True

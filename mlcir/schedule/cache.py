@@ -4,9 +4,17 @@ emits it as a promotion of the tiled op's operand."""
 
 from __future__ import annotations
 
+from mlir import ir
+from mlir.dialects import transform
+from mlir.dialects.transform import structured
+
+import random
+
 from .compute_location import ACCUMULATOR_IN_REDUCTION_LOOP, compute_at
 from .errors import PrimitiveError
 from .state import REDUCTION, SPATIAL, Block, KernelState, Operand
+from .fuzz_support import LIKELY, mostly, own_loops, pick_block, spatial_prefix
+from .instruction import CACHE_READ, CACHE_WRITE
 
 STORAGE_SCOPES = ("global", "local", "shared")
 
@@ -80,3 +88,73 @@ def _cache(state: KernelState, b: Block, kind: str, operand: int, index: int,
     if kind == "cache_read":
         b.operands[operand] = Operand(name, list(read), False)
     return cache
+
+
+# -- emission ------------------------------------------------------------------------------------
+
+SCOPE_MEMORY_SPACE = SCOPE_MEMORY_SPACE = {"shared": "#gpu.address_space<workgroup>", "local": None, "global": None}
+
+
+def promoted_at(state: KernelState, cache: Block) -> int | None:
+    """The loop of its block a cache stage is promoted at (None: before the nest). A
+    cache_write stage goes no higher than the init computed inside the nest: the init
+    writes the cache (promoted above it, the tiled op would no longer read the init's
+    tile, through which the init is fused)."""
+    loop = cache.attach.loop if cache.attach is not None else None
+    if cache.origin.get("kind") != "cache_write":
+        return loop
+    source = state.blocks[(cache.func, cache.origin["source"])]
+    init = state.init_producer(source)
+    if init is None or init.attach is None or init.attach.target != source.name:
+        return loop
+    chain = state.enclosing(source)
+    if loop is None or chain.index(loop) < chain.index(init.attach.loop):
+        return init.attach.loop
+    return loop
+
+
+def emit_promotion(cache: Block, op_handle: ir.Value) -> None:
+    """A cache stage as the promotion of the tiled op's operand (a copy per tile, in the
+    scope's memory space)."""
+    operand = transform.GetOperandOp(transform.AnyValueType.get(), op_handle,
+                                     [cache.origin["operand"]]).result
+    space = SCOPE_MEMORY_SPACE[cache.origin["scope"]]
+    structured.PromoteTensorOp(operand, memory_space=ir.Attribute.parse(space) if space else None)
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@CACHE_READ.fuzzed_by(1)
+def fuzz_cache_read(sch, rng: random.Random) -> bool:
+    block, rv = pick_block(sch, rng, lambda b: not b.origin and any(
+        not op.is_init and op.map_results for op in b.operands))
+    if block is None:
+        return False
+    inputs = [i for i, op in enumerate(op for op in block.operands if not op.is_init)]
+    cached = {b.origin.get("operand") for b in sch.state.blocks.values()
+              if b.origin.get("source") == block.name}
+    loops = sch.get_loops(rv)
+    cache = sch.cache_read(rv, mostly(rng, [i for i in inputs if i not in cached], inputs),
+                           rng.choice(["global", "local"]))
+    if loops and rng.random() < 0.7:
+        sch.compute_at(cache, mostly(rng, own_loops(sch, rv), loops))
+    return True
+
+
+@CACHE_WRITE.fuzzed_by(1)
+def fuzz_cache_write(sch, rng: random.Random) -> bool:
+    def uncached(b) -> bool:
+        return not any(x.origin.get("source") == b.name and x.origin.get("kind") == "cache_write"
+                       for x in sch.state.blocks.values())
+
+    likely = rng.random() < LIKELY
+    block, rv = pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                            and (uncached(b) or not likely))
+    if block is None:
+        return False
+    loops = sch.get_loops(rv)
+    cache = sch.cache_write(rv, 0, rng.choice(["global", "local"]))
+    if loops and rng.random() < 0.7:
+        sch.reverse_compute_at(cache, mostly(rng, spatial_prefix(sch, own_loops(sch, rv)),
+                                              loops))
+    return True

@@ -4,6 +4,8 @@ compute_inline): ``compute_at``, ``reverse_compute_at``, ``decompose_reduction``
 
 from __future__ import annotations
 
+import random
+
 from mlir import ir
 
 from .errors import PrimitiveError
@@ -12,6 +14,9 @@ from .move import move_after
 from .rewrite import Rewrite
 from .rewrites import rewritten
 from .state import REDUCTION, SPATIAL, Attach, Block, KernelState, Loop, inner_extent
+from .fuzz_support import (LIKELY, consumer_blocks, mostly, on_block, own_loops, pick_block,
+                           spatial_prefix)
+from .instruction import COMPUTE_AT, COMPUTE_INLINE, DECOMPOSE_REDUCTION, REVERSE_COMPUTE_AT, REVERSE_COMPUTE_INLINE
 
 
 def compute_at(state: KernelState, block: Block, loop: Loop) -> None:
@@ -565,3 +570,91 @@ def _plain_nest(state: KernelState, b: Block) -> bool:
     """Whether ``b`` has one loop per dimension, neither split nor fused."""
     return all(len(levels) == 1 for levels in b.levels) and \
         all(len(state.loops[lid].parts) == 1 for lid in b.order)
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@COMPUTE_AT.fuzzed_by(1)
+def fuzz_compute_at(sch, rng: random.Random) -> bool:
+    # Not the fills that initialise reductions: in TensorIR the init is part of the reduction
+    # block, and decompose_reduction places it.
+    # Likely legal: a producer with one consumer (all its consumers must be under the loop),
+    # which is computed at no other block (its loops would be shared ones).
+    likely = rng.random() < LIKELY
+    producer, rv = pick_block(sch, rng, lambda b: b.attach is None and b.op_name != "linalg.fill"
+                               and bool(consumer_blocks(sch, b)) and (not likely or (
+                                   len(consumer_blocks(sch, b)) == 1
+                                   and consumer_blocks(sch, b)[0].attach is None)))
+    if producer is None:
+        return False
+    consumer = rng.choice(consumer_blocks(sch, producer))
+    loops = sch.get_loops(sch.get_block(consumer.name))
+    if not loops:
+        return False
+    sch.compute_at(rv, mostly(rng, own_loops(sch, sch.get_block(consumer.name)), loops))
+    return True
+
+
+@REVERSE_COMPUTE_AT.fuzzed_by(1)
+def fuzz_reverse_compute_at(sch, rng: random.Random) -> bool:
+    consumer, rv = pick_block(sch, rng, lambda b: b.attach is None and any(
+        op.producer and not op.is_init for op in b.operands))
+    if consumer is None:
+        return False
+    producer = rng.choice([op.producer for op in consumer.operands
+                           if op.producer and not op.is_init])
+    loops = sch.get_loops(sch.get_block(producer))
+    if not loops:
+        return False
+    # Likely legal: loops above the producer's reductions, of a producer computed at no
+    # other block (its loops would be shared ones), for a consumer whose other producers do
+    # not read the producer (TVM's rule: they must be complete before the loop).
+    target = next(b for b in sch.state.blocks.values() if b.name == producer)
+    others = [sch.state.blocks[(consumer.func, op.producer)] for op in consumer.operands
+              if op.producer and op.producer != producer]
+    waits = any(op.producer == producer for other in others for op in other.operands)
+    likely = spatial_prefix(sch, own_loops(sch, sch.get_block(producer))) \
+        if target.attach is None and not waits else []
+    sch.reverse_compute_at(rv, mostly(rng, likely, loops))
+    return True
+
+
+@COMPUTE_INLINE.fuzzed_by(1)
+def fuzz_compute_inline(sch, rng: random.Random) -> bool:
+    return on_block(sch, rng, sch.compute_inline, lambda b: "reduction" not in b.kinds
+                     and not b.origin and b.op_name != "linalg.fill" and bool(consumer_blocks(sch, b)))
+
+
+@REVERSE_COMPUTE_INLINE.fuzzed_by(1)
+def fuzz_reverse_compute_inline(sch, rng: random.Random) -> bool:
+    def producers(b) -> set[str]:
+        return {op.producer for op in b.operands if op.producer and not op.is_init}
+
+    def elementwise(b) -> bool:
+        return "reduction" not in b.kinds and not b.origin and b.op_name != "linalg.fill"
+
+    def after_elementwise(b) -> bool:
+        names = producers(b)
+        return len(names) == 1 and elementwise(sch.state.blocks[(b.func, names.pop())])
+
+    likely = rng.random() < LIKELY
+    return on_block(sch, rng, sch.reverse_compute_inline, lambda b: elementwise(b)
+                     and bool(producers(b)) and (after_elementwise(b) or not likely))
+
+
+@DECOMPOSE_REDUCTION.fuzzed_by(1)
+def fuzz_decompose_reduction(sch, rng: random.Random) -> bool:
+    block, rv = pick_block(sch, rng, lambda b: "reduction" in b.kinds and not b.origin)
+    loops = own_loops(sch, rv) if rv is not None else []
+    if not loops:
+        return False
+    # Legal where every loop above is spatial (the init then runs once per output tile) and
+    # none of them vectorized, once per block (the init is then placed).
+    init = init_fill(sch.state, block)
+    placed = init is None or init.attach is not None and init.attach != block.attach
+    prefix = loops[:len(spatial_prefix(sch, loops)) + 1]
+    likely = [] if placed else [
+        rv for i, rv in enumerate(prefix)
+        if not any(sch.get(above).annotations.get("vectorize") for above in prefix[:i])]
+    sch.decompose_reduction(rv, mostly(rng, likely, loops))
+    return True

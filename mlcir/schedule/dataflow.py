@@ -3,7 +3,11 @@ blocks of the same function write what a block reads, and which read what it wri
 
 from __future__ import annotations
 
+import random
+
 from .state import Block, KernelState
+from .fuzz_support import on_block, pick_block, some_block_or_loop
+from .instruction import GET_BLOCK, GET_CHILD_BLOCKS, GET_CONSUMERS, GET_LOOPS, GET_PRODUCERS
 
 
 def producers(state: KernelState, block: Block) -> list[Block]:
@@ -29,3 +33,23 @@ def consumers(state: KernelState, block: Block) -> list[Block]:
         if not any(consumer is b for b in out):
             out.append(consumer)
     return out
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@GET_BLOCK.fuzzed_by(0.25)
+def fuzz_get_block(sch, rng: random.Random) -> bool:
+    return pick_block(sch, rng)[1] is not None
+
+
+@GET_CHILD_BLOCKS.fuzzed_by(0.25)
+def fuzz_get_child_blocks(sch, rng: random.Random) -> bool:
+    target = some_block_or_loop(sch, rng)
+    if target is not None:
+        sch.get_child_blocks(target)
+    return target is not None
+
+
+for _lookup in (GET_LOOPS, GET_PRODUCERS, GET_CONSUMERS):  # of a random block
+    _lookup.fuzzed_by(0.25)(
+        lambda sch, rng, name=_lookup.name: on_block(sch, rng, getattr(sch, name)))

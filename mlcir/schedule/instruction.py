@@ -1,15 +1,22 @@
-"""Instruction kinds: one per schedule primitive, and the random variables they take and give.
+"""The table of schedule primitives, and the random variables they take and give.
 
 Following TVM's MetaSchedule, every primitive is one :class:`InstructionKind` (its name, its
-inputs, whether it samples, how it prints); a schedule appends an :class:`Instruction` (kind,
-inputs, attributes, outputs, decision) to its trace for every call. Inputs and outputs refer to
-random variables (blocks, loops, sampled integers) by identity.
+inputs, whether it samples, how it prints: what its trace entries (de)serialise by), declared
+once in :data:`KINDS`; a schedule appends an :class:`Instruction` (kind, inputs, attributes,
+outputs, decision) to its trace for every call. Inputs and outputs refer to random variables
+(blocks, loops, sampled integers) by identity.
+
+The rest of a primitive lives in its *home* module (named in its entry): the legality check
+and state update that ``Schedule``'s method calls, the transform-IR emission of what it leaves
+in the state (called by :mod:`.materialize`), and its fuzz sampler, registered on its entry
+with ``@KIND.fuzzed_by(weight)``; the schedule fuzzer draws from this table.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 
 class RV:
@@ -42,19 +49,36 @@ class ExprRV(RV):
 RV_TYPES = {"b": BlockRV, "l": LoopRV, "v": ExprRV}
 
 
-@dataclass(frozen=True)
+# A fuzz sampler: ``(sch, rng) -> bool`` (see :mod:`.fuzz_support`).
+Sampler = Callable[[Any, random.Random], bool]
+
+
+@dataclass(eq=False)
 class InstructionKind:
     """One schedule primitive. ``inputs`` are positional arguments (random variables, numbers,
     strings, lists of them); ``attrs`` keyword arguments; a sampling kind also takes a
-    ``decision``."""
+    ``decision``. ``home`` is the module holding its logic, emission and sampler; ``sample``
+    and ``weight`` (how often the fuzzer draws it) are registered from there."""
 
     name: str
     input_names: tuple[str, ...]
+    home: str
     is_sampling: bool = False
     # Inputs passed as *args when printed (reorder(l1, l2, ...)), else by keyword.
     variadic: bool = False
     # Printed as `a, b = sch.x(...)` even with one output (get_loops, split, sampling).
     returns_list: bool = False
+    sample: Sampler | None = field(default=None, repr=False)
+    weight: float = 0.0
+
+    def fuzzed_by(self, weight: float) -> Callable[[Sampler], Sampler]:
+        """Register the decorated function as this primitive's fuzz sampler."""
+        def register(sample: Sampler) -> Sampler:
+            if self.sample is not None:
+                raise ValueError(f"primitive '{self.name}' has two samplers")
+            self.sample, self.weight = sample, weight
+            return sample
+        return register
 
     def apply(self, sch: Any, inputs: list[Any], attrs: dict[str, Any], decision: Any) -> Any:
         """Call this primitive on ``sch`` (any object with the primitives as methods, a
@@ -81,52 +105,54 @@ class Instruction:
         return replace(self, decision=decision)
 
 
+# In the order the fuzzer draws them by (a fixed order keeps a seed's cases the same).
 KINDS: dict[str, InstructionKind] = {}
 
 
-def _kind(name: str, input_names: tuple[str, ...], **flags: bool) -> InstructionKind:
-    kind = KINDS[name] = InstructionKind(name, input_names, **flags)
+def _kind(name: str, input_names: tuple[str, ...], home: str, **flags: bool) -> InstructionKind:
+    kind = KINDS[name] = InstructionKind(name, input_names, home, **flags)
     return kind
 
 
-GET_BLOCK = _kind("get_block", ("name", "func_name"))
-GET_LOOPS = _kind("get_loops", ("block",), returns_list=True)
-GET_CHILD_BLOCKS = _kind("get_child_blocks", ("block_or_loop",), returns_list=True)
-SPLIT = _kind("split", ("loop", "factors"), returns_list=True)
-REORDER = _kind("reorder", ("loops",), variadic=True)
-FUSE = _kind("fuse", ("loops",), variadic=True)
-PARALLEL = _kind("parallel", ("loop",))
-VECTORIZE = _kind("vectorize", ("loop",))
-UNROLL = _kind("unroll", ("loop",))
-BIND = _kind("bind", ("loop", "thread_axis"))
-ANNOTATE = _kind("annotate", ("block_or_loop", "ann_key", "ann_val"))
-UNANNOTATE = _kind("unannotate", ("block_or_loop", "ann_key"))
-CACHE_READ = _kind("cache_read", ("block", "read_buffer_index", "storage_scope"))
-CACHE_WRITE = _kind("cache_write", ("block", "write_buffer_index", "storage_scope"))
-COMPUTE_AT = _kind("compute_at", ("block", "loop"))
-REVERSE_COMPUTE_AT = _kind("reverse_compute_at", ("block", "loop"))
-COMPUTE_INLINE = _kind("compute_inline", ("block",))
-REVERSE_COMPUTE_INLINE = _kind("reverse_compute_inline", ("block",))
-DECOMPOSE_REDUCTION = _kind("decompose_reduction", ("block", "loop"))
+SPLIT = _kind("split", ("loop", "factors"), "loops", returns_list=True)
 SAMPLE_PERFECT_TILE = _kind("sample_perfect_tile", ("loop", "n", "max_innermost_factor"),
-                            is_sampling=True, returns_list=True)
+                            "sampling", is_sampling=True, returns_list=True)
 SAMPLE_PARTITIONED_TILE = _kind("sample_partitioned_tile",
                                 ("loop", "n", "partition_pos", "innerpart_factor",
-                                 "max_innermost_factor"), is_sampling=True, returns_list=True)
-SAMPLE_CATEGORICAL = _kind("sample_categorical", ("candidates", "probs"), is_sampling=True)
+                                 "max_innermost_factor"), "sampling", is_sampling=True,
+                                returns_list=True)
+REORDER = _kind("reorder", ("loops",), "loops", variadic=True)
+FUSE = _kind("fuse", ("loops",), "loops", variadic=True)
+PARALLEL = _kind("parallel", ("loop",), "annotate")
+VECTORIZE = _kind("vectorize", ("loop",), "vector_tile")
+UNROLL = _kind("unroll", ("loop",), "annotate")
+COMPUTE_AT = _kind("compute_at", ("block", "loop"), "compute_location")
+REVERSE_COMPUTE_AT = _kind("reverse_compute_at", ("block", "loop"), "compute_location")
+COMPUTE_INLINE = _kind("compute_inline", ("block",), "compute_location")
+REVERSE_COMPUTE_INLINE = _kind("reverse_compute_inline", ("block",), "compute_location")
+DECOMPOSE_REDUCTION = _kind("decompose_reduction", ("block", "loop"), "compute_location")
+CACHE_READ = _kind("cache_read", ("block", "read_buffer_index", "storage_scope"), "cache")
+CACHE_WRITE = _kind("cache_write", ("block", "write_buffer_index", "storage_scope"), "cache")
+RFACTOR = _kind("rfactor", ("loop", "factor_axis"), "reduction")
+ADD_UNIT_LOOP = _kind("add_unit_loop", ("block_or_loop",), "unit_loop")
+BLOCKIZE = _kind("blockize", ("target",), "blockize")
+SET_SCOPE = _kind("set_scope", ("block", "buffer_index", "storage_scope"), "scope")
+STORAGE_ALIGN = _kind("storage_align", ("block", "buffer_index", "axis", "factor", "offset"),
+                      "align")
+TRANSFORM_LAYOUT = _kind("transform_layout", ("block", "buffer", "index_map"), "layout")
+GET_BLOCK = _kind("get_block", ("name", "func_name"), "dataflow")
+GET_CHILD_BLOCKS = _kind("get_child_blocks", ("block_or_loop",), "dataflow", returns_list=True)
+GET_LOOPS = _kind("get_loops", ("block",), "dataflow", returns_list=True)
+GET_PRODUCERS = _kind("get_producers", ("block",), "dataflow", returns_list=True)
+GET_CONSUMERS = _kind("get_consumers", ("block",), "dataflow", returns_list=True)
+BIND = _kind("bind", ("loop", "thread_axis"), "annotate")
+ANNOTATE = _kind("annotate", ("block_or_loop", "ann_key", "ann_val"), "annotate")
+UNANNOTATE = _kind("unannotate", ("block_or_loop", "ann_key"), "annotate")
+SAMPLE_CATEGORICAL = _kind("sample_categorical", ("candidates", "probs"), "sampling",
+                           is_sampling=True)
+SAMPLE_COMPUTE_LOCATION = _kind("sample_compute_location", ("block",), "sample_location",
+                                is_sampling=True)
+TENSORIZE = _kind("tensorize", ("block_or_loop", "tensor_intrin"), "tensorize")
 
 # Kinds that only look things up (Trace.simplified drops them when their outputs are unused).
-PURE_KINDS = {"get_block", "get_loops", "get_child_blocks"}
-
-# TensorIR primitives beyond the basics (docs/schedules.md, "More TensorIR primitives").
-GET_PRODUCERS = _kind("get_producers", ("block",), returns_list=True)
-GET_CONSUMERS = _kind("get_consumers", ("block",), returns_list=True)
-RFACTOR = _kind("rfactor", ("loop", "factor_axis"))
-ADD_UNIT_LOOP = _kind("add_unit_loop", ("block_or_loop",))
-SAMPLE_COMPUTE_LOCATION = _kind("sample_compute_location", ("block",), is_sampling=True)
-TRANSFORM_LAYOUT = _kind("transform_layout", ("block", "buffer", "index_map"))
-TENSORIZE = _kind("tensorize", ("block_or_loop", "tensor_intrin"))
-SET_SCOPE = _kind("set_scope", ("block", "buffer_index", "storage_scope"))
-STORAGE_ALIGN = _kind("storage_align", ("block", "buffer_index", "axis", "factor", "offset"))
-BLOCKIZE = _kind("blockize", ("target",))
-PURE_KINDS |= {"get_producers", "get_consumers"}
+PURE_KINDS = {"get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers"}

@@ -13,6 +13,8 @@ schedule's rewrites so far and this one applied, so the state is what the IR wil
 
 from __future__ import annotations
 
+import random
+
 import math
 from typing import Any, Callable
 
@@ -24,6 +26,8 @@ from .relayout import (KIND, LayoutResult, check_layout, index_map_text, is_iden
 from .rewrite import Rewrite
 from .rewrites import apply_rewrite, rewritten
 from .state import SPATIAL, Block, KernelState, read_blocks
+from .fuzz_support import intermediate, pick_block
+from .instruction import TRANSFORM_LAYOUT
 
 
 def transform_layout(state: KernelState, original: ir.Module, block: Block, buffer: Any,
@@ -260,3 +264,28 @@ def _fresh_loops(state: KernelState, block: Block) -> None:
         loop = state.new_loop(block, [(dim, extent if extent is not None else -1)])
         block.levels.append([loop.id])
         block.order.append(loop.id)
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@TRANSFORM_LAYOUT.fuzzed_by(0.5)
+def fuzz_transform_layout(sch, rng: random.Random) -> bool:
+    inner = intermediate(sch, rng)
+    block, rv = pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                            and bool(b.output_map) and inner(b))
+    if rv is None:
+        return False
+    names = [f"v{i}" for i in range(len(block.output_map))]
+    results = list(names)
+    rng.shuffle(results)  # a permutation,
+    extents = [block.extents[d] if d is not None else 1 for d in block.output_map]
+    position = rng.randrange(len(names))
+    divisors = [c for c in range(2, 9) if extents[position] % c == 0]
+    if divisors and rng.random() < 0.5:  # or a packing of one dim
+        c = rng.choice(divisors)
+        v = names[position]
+        at = results.index(v)
+        results[at:at + 1] = [f"{v} // {c}"]
+        results.append(f"{v} % {c}")
+    sch.transform_layout(rv, ("write", 0), f"lambda {', '.join(names)}: ({', '.join(results)},)")
+    return True

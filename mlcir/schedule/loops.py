@@ -6,6 +6,8 @@ loops it replaces leave ``state.loops``.
 
 from __future__ import annotations
 
+import random
+
 import math
 from typing import Any, Sequence
 
@@ -15,6 +17,8 @@ from .expand import KIND as EXPAND
 from .reduction import made_by_rfactor
 from .rewrite import Rewrite
 from .state import Block, KernelState, Loop, TileKnob
+from .fuzz_support import LIKELY, NothingLikely, on_loops, own_loops, pick_block, some_block_loops
+from .instruction import FUSE, REORDER, SPLIT
 
 
 def own_loop(state: KernelState, loop: Loop, prim: str) -> Block:
@@ -270,3 +274,61 @@ def _expand_dim(state: KernelState, block: Block, dim: int) -> None:
         operand.map_results, operand.terms = results, terms
     block.output_map = [d for r in block.output_map for d in (level_dims if r == dim else [r])]
     block.op_name = "linalg.generic"
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+def _factors(rng: random.Random, extent: int) -> list[int | None]:
+    """Split factors: a perfect tiling, one that does not divide, or one with ``None``."""
+    n = rng.choice([2, 2, 3])
+    inner = [rng.randint(1, max(1, min(extent, 16))) for _ in range(n - 1)]
+    if rng.random() < 0.4:  # a perfect tiling
+        rest, inner = extent, []
+        for _ in range(n - 1):
+            f = rng.choice([d for d in range(1, rest + 1) if rest % d == 0])
+            inner.append(f)
+            rest //= f
+        return [rest, *inner]
+    if rng.random() < 0.5:
+        return [None, *inner]
+    product = 1
+    for f in inner:
+        product *= f
+    return [-(-extent // product), *inner]
+
+
+@SPLIT.fuzzed_by(4)
+def fuzz_split(sch, rng: random.Random) -> bool:
+    def apply(loops: list[Any]) -> None:
+        loop = rng.choice(loops)
+        sch.split(loop, _factors(rng, max(sch.get(loop).extent, 1)))
+    return on_loops(sch, rng, apply)
+
+
+@REORDER.fuzzed_by(3)
+def fuzz_reorder(sch, rng: random.Random) -> bool:
+    block, rv = pick_block(sch, rng, lambda b: not b.origin)
+    loops = own_loops(sch, rv) if rv is not None else []
+    if len(loops) < 2:
+        return False
+    # Legal below the innermost loop another block is computed at (TVM's single chain).
+    attached = [i for i, lid in enumerate(block.order) if sch.state.attached_at(lid, block.func)]
+    free = loops[max(attached) + 1:] if attached else loops
+    if rng.random() < LIKELY:
+        if len(free) < 2:
+            raise NothingLikely
+        pool = free
+    else:
+        pool = loops
+    sch.reorder(*rng.sample(pool, rng.randint(2, len(pool))))
+    return True
+
+
+@FUSE.fuzzed_by(1)
+def fuzz_fuse(sch, rng: random.Random) -> bool:
+    loops = some_block_loops(sch, rng)
+    pairs = [(a, b) for a, b in zip(loops, loops[1:]) if sch.get(a).kind == sch.get(b).kind]
+    if not pairs:
+        return False
+    sch.fuse(*rng.choice(pairs))
+    return True

@@ -28,7 +28,6 @@ How each piece of state becomes transform ops (measured on MLIR 22.1; see docs/s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,52 +35,26 @@ from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import loop as tloop
 from mlir.dialects.transform import structured, tune
-from mlir.dialects.transform import tensor as ttensor
-from mlir.dialects.transform import vector as tvector
 
-from mlcir.dialects.loop import BLOCK_ATTR, ITERATORS_ATTR, SCHEDULED_ATTR, iterators_attr
+from mlcir.dialects.loop import BLOCK_ATTR, SCHEDULED_ATTR
 from mlcir.ir import clone_module, parse
 from mlcir.transform import TransformError, annotate, apply, match_attr, new_script
 
-from .annotate import vector_tile_problem
 from .contiguous import gathers_read_contiguous
+from .annotate import emit_unrolls, gpu_mapping, group_kind, loop_attributes
+from .cache import emit_promotion, promoted_at
+from .emit import LOOP_NAME, Emitted, any_op, param_i64
 from .errors import ScheduleError
 from .reduction import emit_rfactors
 from .rewrite import Rewrite
 from .rewrites import apply_rewrite
-from .state import (DECOMPOSABLE_WINDOWS, REDUCTION, Block, KernelState, Loop,
-                    folds_to_plain_dims, tile_bound)
+from .state import (Block, KernelState, Loop)
 from .trace import Trace
+from .vector_tile import emit_vector_tile, finish_vector_tiles, vector_tile_problem
 
-LOOP_NAME = "loop.name"
 SERIAL = "loop.serial"
 INLINE_ATTR = "mlcir.inline"
-SCOPE_MEMORY_SPACE = {"shared": "#gpu.address_space<workgroup>", "local": None, "global": None}
-# Window ops whose tiles are always decomposed to a 1-D op (the matmul micro-kernel,
-# docs/tuning.md); other window tiles have their unit dims folded away instead when that
-# leaves plain dims, else (DECOMPOSABLE_WINDOWS) they are decomposed too.
-DECOMPOSED_WINDOWS = ("linalg.conv_2d_nchw_fchw",)
 
-
-def any_op() -> ir.Type:
-    return transform.AnyOpType.get()
-
-
-def param_i64() -> ir.Type:
-    return transform.ParamType.get(ir.IntegerType.get_signless(64))
-
-
-@dataclass
-class Emitted:
-    """Transform handles made while emitting one function."""
-
-    func: ir.Value
-    # scf.for loops in emit order: (loop id, the loop.name they carry). Named, not handled:
-    # the pattern sets after vectorization (canonicalization) drop the handles of the loops
-    # they touch, which left unroll and hoisting silently applied to nothing.
-    for_loops: list[tuple[int, str]] = field(default_factory=list)
-    vectorized: list[str] = field(default_factory=list)
-    masked: bool = False  # a tile was vectorized with masks
 
 
 class Emitter:
@@ -127,7 +100,9 @@ class Emitter:
             roots = [b for b in blocks if b.attach is None and not b.origin.get("kind")]
             for block in roots:
                 self._emit_nest(block, em, params)
-            self._finish(em)
+            transform.ApplyDeadCodeEliminationOp(em.func)  # the copies fusion leaves behind
+            finish_vector_tiles(self.state, em)
+            emit_unrolls(self.state, em)
 
     def _scheduled(self, block: Block) -> bool:
         return (block.attach is not None or bool(block.origin) or bool(block.annotations)
@@ -186,31 +161,8 @@ class Emitter:
 
     def _promote_root_caches(self, block: Block, handle: ir.Value) -> None:
         for cache in self.state.blocks.values():
-            if cache.origin.get("source") == block.name and self._promoted_at(cache) is None:
-                self._promote(cache, handle)
-
-    def _promoted_at(self, cache: Block) -> int | None:
-        """The loop of its block a cache stage is promoted at (None: before the nest). A
-        cache_write stage goes no higher than the init computed inside the nest: the init
-        writes the cache (promoted above it, the tiled op would no longer read the init's
-        tile, through which the init is fused)."""
-        loop = cache.attach.loop if cache.attach is not None else None
-        if cache.origin.get("kind") != "cache_write":
-            return loop
-        source = self.state.blocks[(cache.func, cache.origin["source"])]
-        init = self.state.init_producer(source)
-        if init is None or init.attach is None or init.attach.target != source.name:
-            return loop
-        chain = self.state.enclosing(source)
-        if loop is None or chain.index(loop) < chain.index(init.attach.loop):
-            return init.attach.loop
-        return loop
-
-    def _promote(self, cache: Block, op_handle: ir.Value) -> None:
-        operand = transform.GetOperandOp(transform.AnyValueType.get(), op_handle,
-                                         [cache.origin["operand"]]).result
-        space = SCOPE_MEMORY_SPACE[cache.origin["scope"]]
-        structured.PromoteTensorOp(operand, memory_space=ir.Attribute.parse(space) if space else None)
+            if cache.origin.get("source") == block.name and promoted_at(self.state, cache) is None:
+                emit_promotion(cache, handle)
 
     def _serial_forall_loops(self, block: Block) -> set[int]:
         """Loops of ``block`` at or above where its destination's producer is computed."""
@@ -260,8 +212,8 @@ class Emitter:
         other loop on its own."""
         groups: list[list[int]] = []
         for lid in loops:
-            kind = _group_kind(self.state.loops[lid].annotations)
-            if groups and kind and _group_kind(self.state.loops[groups[-1][0]].annotations) == kind \
+            kind = group_kind(self.state.loops[lid].annotations)
+            if groups and kind and group_kind(self.state.loops[groups[-1][0]].annotations) == kind \
                     and self._joins(groups[-1], lid):
                 groups[-1].append(lid)
             else:
@@ -285,9 +237,9 @@ class Emitter:
                     if b.attach is not None and not b.inlined and b.func == block.func}
         runs: list[list[int]] = []
         for lid in loops:
-            kind = _group_kind(self.state.loops[lid].annotations)
+            kind = group_kind(self.state.loops[lid].annotations)
             if runs and kind and kind.startswith("bind") and runs[-1][-1] not in attached \
-                    and _group_kind(self.state.loops[runs[-1][0]].annotations) == kind \
+                    and group_kind(self.state.loops[runs[-1][0]].annotations) == kind \
                     and self._joins(runs[-1], lid):
                 runs[-1].append(lid)
             else:
@@ -341,9 +293,8 @@ class Emitter:
             if not forall:
                 em.for_loops.append((group[0], loop_name))
             for lid in group:
-                for key, value in self.state.loops[lid].annotations.items():
-                    if key not in ("parallel", "vectorize", "unroll", "bind") and not key.startswith("_"):
-                        annotate(loop_handle, f"loop.{key}", _attr(value))
+                for name, value in loop_attributes(self.state.loops[lid]).items():
+                    annotate(loop_handle, name, value)
             path.append(loop_handle)
         return handle
 
@@ -357,7 +308,7 @@ class Emitter:
                 raise ScheduleError(f"bind of loop {self.state.loop_name(loop)} of block "
                                     f"'{owner.name}': a fused loop cannot be bound to one GPU "
                                     "axis; bind the loops before fusing them, one axis each")
-            by_dim[dims(loop.parts[0][0])] = _gpu_mapping(loop.annotations["bind"])
+            by_dim[dims(loop.parts[0][0])] = gpu_mapping(loop.annotations["bind"])
         return ir.ArrayAttr.get([by_dim[d] for d in sorted(by_dim)])
 
     def _emit_loops(self, block: Block, handle: ir.Value, loops: list[int], path: list[ir.Value],
@@ -374,7 +325,8 @@ class Emitter:
             self._fuse_attached(block, run, path, em, params)
             for lid in run:
                 self._promote_attached_caches(block, lid, handle)
-        self._shape_implicit(block, handle, implicit, em)
+        emit_vector_tile(self.state, block, handle, implicit, em,
+                         self.not_vectorized.get(block.name))
 
     def _fuse_attached(self, block: Block, loops: list[int], path: list[ir.Value], em: Emitted,
                        params: dict[int, ir.Value]) -> None:
@@ -405,224 +357,8 @@ class Emitter:
 
     def _promote_attached_caches(self, block: Block, lid: int, handle: ir.Value) -> None:
         for cache in self.state.blocks.values():
-            if cache.origin.get("source") == block.name and self._promoted_at(cache) == lid:
-                self._promote(cache, handle)
-
-    def _shape_implicit(self, block: Block, handle: ir.Value, implicit: list[int],
-                        em: Emitted) -> None:
-        """Order the implicit loops (only loops of more than one iteration matter: interchange
-        needs a generalized op, which the vectorizer handles worse for convolutions) and
-        vectorize the tile."""
-        dims = [self.state.loops[lid].parts[0][0] for lid in implicit]
-        long_loops = [(d, lid) for d, lid in zip(dims, implicit) if self.state.loops[lid].extent > 1]
-        long_dims = [d for d, _ in long_loops]
-        vectorize = bool(implicit) and \
-            bool(self.state.loops[implicit[0]].annotations.get("vectorize"))
-        reason = self.not_vectorized.get(block.name)
-        # A tile that can be partial (a split that does not divide) vectorizes with masks, at
-        # the size of its largest tile.
-        outside = set(self.state.enclosing(block)) - set(implicit)
-        bounds = [tile_bound(self.state, block, d, outside) for d in range(len(block.kinds))]
-        interchanged = long_dims != sorted(long_dims)
-        # Window tiles: folded to plain dims where that works, else decomposed to 1-D.
-        fold = decompose = False
-        if vectorize and reason is None and block.window:
-            if not long_dims:
-                vectorize = False  # a one-element tile: scalar code either way
-            elif block.op_name not in DECOMPOSED_WINDOWS and folds_to_plain_dims(block, long_dims):
-                fold = True
-            elif not block.op_name.startswith(DECOMPOSABLE_WINDOWS):
-                reason = ("its tile reads an operand through a stride or a window dim of more "
-                          "than one iteration; only tiles that read plain dims once their unit "
-                          "dims are dropped vectorize")
-            elif interchanged:
-                reason = ("its loops are interchanged: a window tile vectorizes only in the "
-                          "order of its op's dims (as a 1-D convolution or pooling)")
-            else:
-                decompose = True
-                reason = _undecomposable(block, [size for size, _ in bounds])
-        if reason is not None:
-            vectorize = False
-            annotate(handle, "loop.not_vectorized", ir.StringAttr.get(reason))
-        masked = vectorize and any(partial for _, partial in bounds)
-        # Not under a consumer's re-rooted nest (reverse_compute_at) while the init is
-        # computed outside it: the split parts then chain through slices of the init's
-        # buffer, which bufferization shares with the consumer's, and gave wrong results
-        # (fuzz_schedules --seed 12 --case 826). With the init inside (decompose_reduction,
-        # as the design space does) the split is right.
-        rerooted = any(b.attach is not None and b.attach.kind == "reverse_compute_at"
-                       and b.attach.target == block.name and not b.inlined
-                       for b in self.state.blocks.values())
-        init_inside = any(b.attach is not None and b.attach.target == block.name
-                          and b.op_name == "linalg.fill" for b in self.state.blocks.values())
-        if vectorize and not masked and (init_inside or not rerooted) and long_loops \
-                and REDUCTION in block.kinds:
-            # The lanes of the accumulator: its innermost dim (a reduction dim inside the tile,
-            # such as a strided pooling's window column, is not in the accumulator).
-            spatial = [(d, lid) for d, lid in long_loops if block.kinds[d] != REDUCTION]
-            lane_dim, lane_loop = (spatial or long_loops)[-1]
-            handle = _split_lanes(handle, lane_dim, self.state.loops[lane_loop].extent)
-        if interchanged:
-            perm = [d for d in range(len(block.kinds)) if d not in dims] + dims
-            generic = structured.GeneralizeOp(handle).transformed
-            handle = structured.InterchangeOp(generic, iterator_interchange=perm).transformed
-            annotate(handle, BLOCK_ATTR, ir.StringAttr.get(block.name))
-            # A generic keeps its attributes through the interchange: restate its iterators.
-            annotate(handle, ITERATORS_ATTR, iterators_attr([block.kinds[d] for d in perm]))
-        if vectorize and decompose:
-            # Convolution tiles vectorize as 1-D ones: drop the unit window dims first.
-            handle = structured.DecomposeOp(handle).transformed
-        if fold:
-            handle = _fold_unit_dims(handle, block)
-        if masked:
-            order = perm if interchanged else range(len(block.kinds))
-            structured.VectorizeOp(handle, [bounds[d][0] for d in order],
-                                   vectorize_nd_extract=True)
-            em.vectorized.append(block.name)
-            em.masked = True
-        elif vectorize:
-            structured.VectorizeOp(handle, vectorize_nd_extract=True)
-            em.vectorized.append(block.name)
-
-    def _finish(self, em: Emitted) -> None:
-        """Function-wide clean-up: the copies fusion leaves behind are dead; after
-        vectorization, contraction patterns, then hoisting and unrolling."""
-        transform.ApplyDeadCodeEliminationOp(em.func)
-        if em.vectorized:
-            patterns = transform.ApplyPatternsOp(em.func)
-            with ir.InsertionPoint(patterns.patterns):
-                tvector.ApplyVectorReductionToContractPatternsOp()
-                tvector.ApplyTransferPermutationPatternsOp()
-                transform.ApplyCanonicalizationPatternsOp()
-            if em.masked:
-                # Masked ops become plain ones with mask operands before anything else
-                # rewrites them (canonicalization puts constants inside `vector.mask`
-                # regions, which then fail to verify).
-                patterns = transform.ApplyPatternsOp(em.func)
-                with ir.InsertionPoint(patterns.patterns):
-                    tvector.ApplyLowerMaskedTransfersPatternsOp()
-                    tvector.ApplyLowerContractionPatternsOp(
-                        lowering_strategy=tvector.VectorContractLowering.OuterProduct)
-                    tvector.ApplyLowerMultiReductionPatternsOp(
-                        lowering_strategy=tvector.VectorMultiReductionLowering.InnerParallel)
-                    tvector.ApplyLowerMasksPatternsOp()
-            # Then the shapes the micro-kernel needs (docs/tuning.md, "How convolutions are
-            # scheduled"): no leading unit dims (a decomposed convolution's batch dim makes its
-            # contraction 3-D, which lowers element by element), and the accumulator reached
-            # through the transfers, not through slices of slices (hoisted as those, it was
-            # copied through a heap buffer around every tile, or not hoisted at all).
-            patterns = transform.ApplyPatternsOp(em.func)
-            with ir.InsertionPoint(patterns.patterns):
-                tvector.ApplyCastAwayVectorLeadingOneDimPatternsOp()
-                ttensor.ApplyFoldTensorSubsetOpsIntoVectorTransfersPatternsOp()
-                ttensor.ApplyMergeConsecutiveInsertExtractSlicePatternsOp()
-                transform.ApplyCanonicalizationPatternsOp()
-            transform.ApplyCommonSubexpressionEliminationOp(em.func)
-            # The accumulator tile is invariant in the reduction loops right around the vector
-            # tile: hoist it out of those.
-            self._hoist(em, em.vectorized)
-        # Innermost first: unrolling a loop copies the loops inside it.
-        for lid, loop_name in reversed(em.for_loops):
-            if lid not in self.state.loops:
-                continue
-            factor = self.state.loops[lid].annotations.get("unroll")
-            if factor:
-                tloop.LoopUnrollOp(_loops_named(em, loop_name), factor=int(factor))
-
-    def _hoist(self, em: Emitted, blocks: list[str]) -> None:
-        """Hoist the accumulators of the vectorized ``blocks`` out of the reduction loops
-        right around their tiles (innermost first), stopping at the first spatial loop:
-        hoisting out of outer spatial loops moves whole tiles (measured 40% slower)."""
-        for name in blocks:
-            for lid, loop_name in reversed(em.for_loops):
-                loop = self.state.loops.get(lid)
-                if loop is None or loop.block != name:
-                    continue
-                if self.state.loop_kind(loop) != REDUCTION:
-                    break
-                tloop.HoistLoopInvariantSubsetsOp(_loops_named(em, loop_name))
-
-
-def _loops_named(em: Emitted, loop_name: str) -> ir.Value:
-    """The scf.for loops of ``em``'s function that carry ``loop_name`` (found again where
-    they are needed: see :attr:`Emitted.for_loops`)."""
-    return match_attr(em.func, LOOP_NAME, ir.StringAttr.get(loop_name), ["scf.for"])
-
-
-def _split_lanes(handle: ir.Value, dim: int, extent: int) -> ir.Value:
-    """The tiled op(s) of ``handle`` split along ``dim`` into parts whose extents are powers of
-    two (24 -> 16 + 8, 26 -> 16 + 8 + 2), as one handle. LLVM's type legalizer scalarizes a
-    vector of any other length where it crosses basic blocks, and a vector tile's
-    accumulators cross the loops of its reduction (docs/tuning.md: an 8 x 24 tile ran 20x
-    slower than its 16 + 8 split)."""
-    parts = [1 << b for b in range(extent.bit_length() - 1, -1, -1) if extent >> b & 1]
-    if len(parts) < 2:
-        return handle
-    pieces = []
-    rest = handle
-    for size in parts[:-1]:
-        both = structured.SplitOp(rest, dim, size).results[0]
-        low, rest = transform.SplitHandleOp([any_op(), any_op()], both).results
-        pieces.append(low)
-    pieces.append(rest)
-    return transform.MergeHandlesOp(pieces).result
-
-
-def _fold_unit_dims(handle: ir.Value, block: Block) -> ir.Value:
-    """A window tile (a pooling, named or the strided pooling's generic) as a generic
-    without its unit dims: with the window dims stepped one at a time around it, ``x[oh * s + kh, ow + kw]``
-    becomes ``x[ow]`` and the tile an elementwise op (or an outer product) the vectorizer
-    takes, with the output width in the lanes. Upstream folds unit dims only as patterns, so
-    they are applied to the loop right around the tile; the handle follows the rewritten op."""
-    generic = structured.GeneralizeOp(handle).transformed
-    parent = transform.GetParentOp(any_op(), generic, deduplicate=True).result
-    patterns = transform.ApplyPatternsOp(parent)
-    with ir.InsertionPoint(patterns.patterns):
-        structured.ApplyFoldUnitExtentDimsViaSlicesPatternsOp()
-    annotate(generic, BLOCK_ATTR, ir.StringAttr.get(block.name))
-    return generic
-
-
-# The (output, window) dim pairs of the window ops upstream decomposes to 1-D: a tile
-# decomposes when one pair is all unit.
-WINDOW_PAIRS = {"linalg.conv_2d_nchw_fchw": ((2, 5), (3, 6)), "linalg.pooling_nchw_": ((2, 4), (3, 5))}
-
-
-def _undecomposable(block: Block, sizes: list[int]) -> str | None:
-    """Why a window tile of these sizes does not decompose to a 1-D one (None if it does)."""
-    pairs = next(p for name, p in WINDOW_PAIRS.items() if block.op_name.startswith(name))
-    if any(sizes[out] == 1 and sizes[window] == 1 for out, window in pairs):
-        return None
-    return ("a convolution or pooling tile vectorizes as a 1-D one: the output row and its "
-            "window row (or the output column and its window column) must both be one "
-            "iteration in the tile")
-
-
-def _group_kind(annotations: dict[str, Any]) -> str | None:
-    """What loops a tiling op may group: parallel loops, or loops bound to one kind of GPU
-    axis (``bind:blockIdx`` / ``bind:threadIdx``)."""
-    if annotations.get("parallel"):
-        return "parallel"
-    if annotations.get("bind"):
-        return "bind:" + str(annotations["bind"]).split(".")[0]
-    return None
-
-
-def _gpu_mapping(axis: str) -> ir.Attribute:
-    kind, dim = axis.split(".")
-    prefix = "block" if kind == "blockIdx" else "thread"
-    return ir.Attribute.parse(f"#gpu.{prefix}<{dim}>")
-
-
-def _attr(value: Any) -> ir.Attribute:
-    if isinstance(value, bool):
-        return ir.BoolAttr.get(value)
-    if isinstance(value, int):
-        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
-    if isinstance(value, float):
-        return ir.FloatAttr.get(ir.F64Type.get(), value)
-    return ir.StringAttr.get(str(value))
-
+            if cache.origin.get("source") == block.name and promoted_at(self.state, cache) == lid:
+                emit_promotion(cache, handle)
 
 def build_transform(state: KernelState) -> ir.Module:
     """The transform module of ``state`` (inlines recorded as the ``mlcir.inline`` attribute)."""

@@ -16,6 +16,8 @@ blocks' dimensions and operands.
 
 from __future__ import annotations
 
+import random
+
 from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import structured
@@ -27,6 +29,8 @@ from .errors import PrimitiveError
 from .payload import find_block_op
 from .rewrites import rewritten
 from .state import REDUCTION, SPATIAL, Block, KernelState, Loop, read_blocks
+from .fuzz_support import LIKELY, NothingLikely, own_loops, pick_block
+from .instruction import RFACTOR
 
 RFACTOR_KEY = "rfactor"  # Block.origin key of an rf block: the block it was factored from
 
@@ -194,3 +198,38 @@ def emit_rfactors(state: KernelState, func_name: str, fn: ir.Value) -> None:
     for b in list(state.blocks.values()):
         if b.func == func_name and RFACTOR_KEY in b.origin:
             emit_split(fn, b.origin[RFACTOR_KEY], b.name, b.origin)
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@RFACTOR.fuzzed_by(1)
+def fuzz_rfactor(sch, rng: random.Random) -> bool:
+    # rfactor factors a block with one reduction dimension over one level of its perfect
+    # split (split_reduction reshapes the dimension exactly): split it first where it is not.
+    # Likely legal (TVM's rfactor rules too): a block nothing else is computed at or caches,
+    # itself computed at its own place, not factored yet, its reduction split in two at most.
+    def alone(b) -> bool:
+        return b.attach is None and not any(
+            x.attach is not None and x.attach.target == b.name or x.origin.get("source") == b.name
+            for x in sch.state.blocks.values() if not x.inlined) \
+            and (b.func, f"{b.name}_rf") not in sch.state.blocks
+
+    likely = rng.random() < LIKELY
+    block, rv = pick_block(sch, rng, lambda b: b.kinds.count("reduction") == 1
+                            and not b.origin and b.op_name != "linalg.fill"
+                            and (not likely or alone(b)))
+    if rv is None:
+        return False
+    levels = [lv for lv in own_loops(sch, rv) if sch.get(lv).kind == "reduction"]
+    if likely and (len(levels) > 2 or len(levels) == 2 and sch.get(levels[0]).extent
+                   * sch.get(levels[1]).extent != block.extents[block.kinds.index("reduction")]):
+        raise NothingLikely
+    if len(levels) == 1:
+        extent = sch.get(levels[0]).extent
+        divisors = [d for d in range(2, extent) if extent % d == 0]
+        if not divisors:
+            raise NothingLikely
+        levels = sch.split(levels[0], [None, rng.choice(divisors)])
+    rank = len([d for d in block.output_map if d is not None])
+    sch.rfactor(rng.choice(levels), factor_axis=rng.randint(0, rank))
+    return True

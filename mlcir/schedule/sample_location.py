@@ -10,6 +10,8 @@ import random
 from .compute_location import compute_at
 from .errors import PrimitiveError
 from .state import Block, KernelState
+from .fuzz_support import LIKELY, NothingLikely, consumer_blocks, pick_block
+from .instruction import SAMPLE_COMPUTE_LOCATION
 
 
 def candidates(state: KernelState, block: Block) -> list[int]:
@@ -44,3 +46,19 @@ def sample_compute_location(state: KernelState, rng: random.Random, block: Block
         raise PrimitiveError(prim, f"decision {decision!r} is not an index of the "
                              f"{len(loops)} candidate loops")
     return decision, loops[decision]
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@SAMPLE_COMPUTE_LOCATION.fuzzed_by(0.5)
+def fuzz_sample_compute_location(sch, rng: random.Random) -> bool:
+    # Likely legal: a producer with a loop it can be computed at (else the sampling refuses).
+    likely = rng.random() < LIKELY
+    block, rv = pick_block(sch, rng, lambda b: b.attach is None and b.op_name != "linalg.fill"
+                            and bool(consumer_blocks(sch, b)))
+    if block is None:
+        return False
+    if likely and not candidates(sch.state, block):
+        raise NothingLikely
+    sch.compute_at(rv, sch.sample_compute_location(rv))
+    return True

@@ -14,6 +14,8 @@ from typing import Any, Sequence
 
 from .errors import PrimitiveError
 from .state import KernelState, Loop, TileKnob
+from .fuzz_support import on_loops, some_block_loops
+from .instruction import SAMPLE_CATEGORICAL, SAMPLE_PARTITIONED_TILE, SAMPLE_PERFECT_TILE
 
 
 def divisors(n: int) -> list[int]:
@@ -145,3 +147,39 @@ def sample_categorical(rng: random.Random, candidates: Sequence[Any], probs: Seq
         if x < acc:
             return i
     return len(probs) - 1
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+def _sampled_split(sch, rng: random.Random, perfect: bool) -> bool:
+    loops = some_block_loops(sch, rng)
+    if not loops:
+        return False
+    loop = rng.choice(loops)
+    n = rng.choice([2, 3])
+    if perfect:
+        factors = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=rng.choice([4, 16]))
+    else:
+        factors = sch.sample_partitioned_tile(loop, n=n, partition_pos=rng.randint(1, n - 1),
+                                              max_innermost_factor=rng.choice([4, 16]))
+    sch.split(loop, factors)
+    return True
+
+
+@SAMPLE_PERFECT_TILE.fuzzed_by(1)
+def fuzz_sample_perfect_tile(sch, rng: random.Random) -> bool:
+    return _sampled_split(sch, rng, perfect=True)
+
+
+@SAMPLE_PARTITIONED_TILE.fuzzed_by(1)
+def fuzz_sample_partitioned_tile(sch, rng: random.Random) -> bool:
+    return _sampled_split(sch, rng, perfect=False)
+
+
+@SAMPLE_CATEGORICAL.fuzzed_by(0.5)
+def fuzz_sample_categorical(sch, rng: random.Random) -> bool:
+    # A sampled inner split factor, as MetaSchedule samples unroll depths and tile sizes.
+    def apply(loops: list[Any]) -> None:
+        factor = sch.sample_categorical([1, 2, 4, 8], [0.25, 0.25, 0.25, 0.25])
+        sch.split(rng.choice(loops), [None, factor])
+    return on_loops(sch, rng, apply)

@@ -1,9 +1,10 @@
 """``mlcir.Schedule``: TensorIR's scheduling primitives over loop-level kernels.
 
 The front of the package: each primitive resolves its handles (random variables) to the kernel
-state's blocks and loops, lets its family module (:mod:`.loops`, :mod:`.annotate`,
-:mod:`.compute_location`, :mod:`.cache`, :mod:`.sampling`) check legality and update the state
-(:mod:`.state`), and appends one instruction to the trace. ``sch.mod`` materialises the state:
+state's blocks and loops, lets its home module (named in the primitive's entry of :data:`.instruction.KINDS`:
+:mod:`.loops`, :mod:`.annotate`, :mod:`.vector_tile`, :mod:`.compute_location`, :mod:`.cache`,
+…) check legality and update the state (:mod:`.state`), and appends one instruction to the
+trace. ``sch.mod`` materialises the state:
 the recorded Python rewrites (inlining) then a transform script (:mod:`.materialize`) applied
 to a copy of the original kernel, so the Python object and the transform IR cannot disagree.
 
@@ -25,7 +26,7 @@ from mlcir.ir import clone_module, find_first, make_context, parse
 
 from . import annotate, cache, compute_location, loops, sampling
 from . import (align, blockize, dataflow, layout, reduction, rewrites, sample_location, scope, tensorize,
-               unit_loop)
+               unit_loop, vector_tile)
 from .errors import PrimitiveError, ScheduleError
 from .instruction import (ANNOTATE, BIND, CACHE_READ, CACHE_WRITE, COMPUTE_AT, COMPUTE_INLINE,
                           DECOMPOSE_REDUCTION, FUSE, GET_BLOCK, GET_CHILD_BLOCKS, GET_LOOPS,
@@ -297,7 +298,7 @@ class Schedule:
         linalg tiles): those loops must be the innermost split level of their dimensions."""
         target = self._loop(loop, "vectorize")
         with self._updating():
-            annotate.vectorize(self._state, target)
+            vector_tile.vectorize(self._state, target)
         self._record(VECTORIZE, [loop], {}, [])
 
     def unroll(self, loop: LoopRV, factor: int | ExprRV | None = None) -> None:

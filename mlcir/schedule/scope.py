@@ -11,6 +11,8 @@ result must not be the function's (its memory is the caller's).
 
 from __future__ import annotations
 
+import random
+
 import json
 
 from mlir import ir
@@ -21,6 +23,8 @@ from mlcir.dialects.loop import dps_inits
 from .errors import PrimitiveError, ScheduleError
 from .payload import find_block_op
 from .rewrite import Rewrite, rewrite_kind
+from .fuzz_support import intermediate, pick_block
+from .instruction import SET_SCOPE
 
 KIND = "set_scope"
 SCOPES = {"global": None, "local": None, "shared": "#gpu.address_space<workgroup>"}
@@ -115,3 +119,16 @@ def apply_scope(module: ir.Module, func_name: str, spec_text: str) -> None:
 @rewrite_kind(KIND)
 def _apply_recorded(module: ir.Module, rewrite: Rewrite) -> None:
     apply_scope(module, rewrite.func, rewrite.target)
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@SET_SCOPE.fuzzed_by(0.5)
+def fuzz_set_scope(sch, rng: random.Random) -> bool:
+    inner = intermediate(sch, rng)
+    _, rv = pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                        and inner(b))
+    if rv is None:
+        return False
+    sch.set_scope(rv, 0, rng.choice(["global", "local"]))
+    return True

@@ -14,6 +14,8 @@ asserted by name rather than hoped for.
 
 from __future__ import annotations
 
+import random
+
 from dataclasses import dataclass
 
 from mlir import ir
@@ -22,11 +24,13 @@ from mlir.dialects import linalg
 from mlcir.dialects.loop import iterator_kinds, loop_extents, name_blocks
 from mlcir.ir import make_context, parse
 
-from . import annotate
+from . import vector_tile
 from .errors import PrimitiveError
 from .payload import find_block_op
 from .rewrites import rewritten
 from .state import Block, KernelState, Loop
+from .fuzz_support import LIKELY, NothingLikely, pick_block
+from .instruction import TENSORIZE
 
 IMPLEMENTATIONS = ("vector.contract",)
 
@@ -96,7 +100,7 @@ def tensorize(state: KernelState, original: ir.Module, loop: Loop, name: str) ->
         raise PrimitiveError(prim, f"no tensor intrinsic '{name}' (registered: {known})")
     intrin, wanted, wanted_extents = _INTRINSICS[name]
     block = state.owner(loop)
-    problem = annotate.vector_tile_problem(state, block, loop)
+    problem = vector_tile.vector_tile_problem(state, block, loop)
     if problem:
         raise PrimitiveError(prim, problem)
     extents = tile_extents(state, block, loop)
@@ -118,7 +122,7 @@ def tensorize(state: KernelState, original: ir.Module, loop: Loop, name: str) ->
         raise PrimitiveError(prim, f"the tile under loop {state.loop_name(loop)} of block "
                              f"'{block.name}' has extents {extents}; '{name}' computes "
                              f"{list(wanted_extents)}")
-    annotate.vectorize(state, loop)
+    vector_tile.vectorize(state, loop)
     loop.annotations["_tensorize"] = name
 
 
@@ -128,3 +132,33 @@ def tile_extents(state: KernelState, block: Block, loop: Loop) -> list[int]:
         for d, e in state.loops[lid].parts:
             extents[d] *= e
     return extents
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+MAX_TENSORIZED_TILE = 1024  # elements of a tile made one vector.contract (compile time)
+
+
+@TENSORIZE.fuzzed_by(0.5)
+def fuzz_tensorize(sch, rng: random.Random) -> bool:
+    # Likely legal: a loop of a matmul-like block (two spatial dims, one reduction) whose tile
+    # is small, with a matmul intrinsic of the tile's extents registered for it; else an
+    # intrinsic of other extents (refused: the tile does not match).
+    block, rv = pick_block(sch, rng, lambda b: not b.origin and b.op_name != "linalg.fill"
+                            and len(b.kinds) == 3 and b.kinds.count("reduction") == 1)
+    if rv is None:
+        return False
+    own = [(loop, lid) for loop, lid in zip(sch.get_loops(rv), sch.state.enclosing(block))
+           if lid in block.order]
+    tiles = [(loop, tile_extents(sch.state, block, sch.state.loops[lid])) for loop, lid in own]
+    small = [(loop, e) for loop, e in tiles if e[0] * e[1] * e[2] <= MAX_TENSORIZED_TILE]
+    if not small:
+        raise NothingLikely
+    loop, extents = rng.choice(small)
+    if rng.random() >= LIKELY:
+        extents = [e + 1 for e in extents]
+    m, n, k = extents
+    name = f"fuzz.matmul_{m}x{n}x{k}_f32"
+    register_intrin(name, matmul_desc(m, n, k), override=True)
+    sch.tensorize(loop, name)
+    return True

@@ -5,8 +5,12 @@ one-trip loop it emits no transform op."""
 
 from __future__ import annotations
 
+import random
+
 from .errors import PrimitiveError
 from .state import Block, KernelState, Loop
+from .fuzz_support import own_loops, pick_block
+from .instruction import ADD_UNIT_LOOP
 
 
 def add_unit_loop(state: KernelState, target: Block | Loop) -> int:
@@ -30,3 +34,15 @@ def add_unit_loop(state: KernelState, target: Block | Loop) -> int:
     levels.insert(levels.index(below.id), unit.id)
     block.order.insert(block.order.index(below.id), unit.id)
     return unit.id
+
+
+# -- fuzzing ----------------------------------------------------------------------------------
+
+@ADD_UNIT_LOOP.fuzzed_by(0.5)
+def fuzz_add_unit_loop(sch, rng: random.Random) -> bool:
+    block, rv = pick_block(sch, rng, lambda b: not b.origin)
+    if rv is None:
+        return False
+    loops = own_loops(sch, rv)
+    sch.add_unit_loop(rng.choice(loops) if loops and rng.random() < 0.5 else rv)
+    return True

@@ -4,8 +4,8 @@ numpy in a worker process with a time-out.
     python -m mlcir.testing.fuzz_schedules --cases 2000 --seed 0 [--jobs 2] [--timeout 120]
 
 Each case draws a kernel kind (``KERNELS``) with random, often odd or prime, extents, then a
-few primitives from the registry of primitives (``mlcir.schedule.fuzzing.PRIMITIVES``: every
-instruction kind with its sampler, which picks well-formed arguments at random — a producer
+few primitives from the table of primitives (``mlcir.schedule.instruction.KINDS``: every
+primitive with the sampler its home module registered, which picks well-formed arguments at random — a producer
 and a loop of one of its consumers for ``compute_at``, any factors for ``split``… — and
 applies them); whether they are *legal* is the schedule's business. The case's outcome is
 ``ok`` (built, matches numpy), ``refused`` (a ``ScheduleError``: a primitive or the
@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mlcir.schedule.fuzzing import PRIMITIVES, NothingLikely
+from mlcir.schedule.fuzz_support import NothingLikely
+from mlcir.schedule.instruction import KINDS
 
 from .workers import (fuzzer_arguments, outcome_counts, refusal_counts, run_in_workers, serve,
                       write_results)
@@ -103,12 +104,12 @@ def run_case(seed: int, case: int, steps: tuple[int, int] = (2, 7)) -> dict[str,
     text, reference = KERNELS[kind](rng)
     result: dict[str, Any] = {"case": case, "kernel": kind}
     sch = mlcir.Schedule(text, seed=case)
-    names = list(PRIMITIVES)
-    weights = [p.weight for p in PRIMITIVES.values()]
+    names = list(KINDS)
+    weights = [p.weight for p in KINDS.values()]
     applied: list[str] = []
     try:
         for _ in range(rng.randint(*steps)):
-            primitive = PRIMITIVES[rng.choices(names, weights)[0]]
+            primitive = KINDS[rng.choices(names, weights)[0]]
             try:
                 if primitive.sample(sch, rng):
                     applied.append(primitive.name)

@@ -295,8 +295,7 @@ def _pointwise_conv(cx: LoweringContext, x: ir.Value, w: ir.Value, dest: ir.Valu
     """A 1x1 convolution of stride 1 without padding as the matmul it is: one generic over
     ``(n, o, p, c)`` on the views ``x [N, C, H*W]``, ``w [O, C]`` and ``dest [N, O, H*W]``, so
     the register tile's columns run along the merged ``H*W`` (a row of 56 gives no 16-wide
-    vector: 8 x 8 tiles, 1556 us on one thread for 256 -> 64 channels at 56 x 56 against
-    955 us as a matmul)."""
+    vector; docs/measurements/lowering-rules.md#pointwise-nchw)."""
     n, c, h, wd = b.shape_of(x)
     o = b.shape_of(w)[0]
     dynamic = [b.dim(x, 0)] if n is None else []
@@ -308,7 +307,7 @@ def _pointwise_conv(cx: LoweringContext, x: ir.Value, w: ir.Value, dest: ir.Valu
     dn, do, dp, dc = (ir.AffineDimExpr.get(i) for i in range(4))
     # the filter first, as operand and as factor: the contraction's outer products then
     # broadcast its column and stream rows of x (with x first they ran along the 8 output
-    # channels: 7.5 ms)
+    # channels, several times slower)
     maps = [b.dims_map(4, m) for m in ([do, dc], [dn, dc, dp], [dn, do, dp])]
     result = b.generic(name, [filters, rows], [init], maps, [b.PARALLEL] * 3 + [b.REDUCTION],
                        lambda k, a, acc: b.multiply_add(k, a, acc))[0]
@@ -320,7 +319,7 @@ def _grouped_conv(name: ir.StringAttr, x: ir.Value, w: ir.Value, init: ir.Value,
     """One generic over ``(n, o, oh, ow, c, kh, kw)`` (``c`` within the group) reading input
     channel ``(o floordiv (O/G)) * (C/G) + c``: x, w and the destination as they are, so the
     block writes the kernel's destination itself (no reshaped views). The form with the group
-    as a dim of its own, vectorized or not, was measured 20-50% slower (docs/tuning.md)."""
+    as a dim of its own, vectorized or not, is slower (docs/measurements/lowering-rules.md#grouped)."""
     o, cg = b.shape_of(w)[:2]
     if o is None or cg is None:
         raise LoweringError(f"'graph.conv2d' with groups={groups} needs static channel counts, "
@@ -357,14 +356,13 @@ def _pool(cx: LoweringContext, kind: str, base: str, fill_value: ir.Value, x: ir
     taps (:func:`_tap_runs`: for a 3x3/2 pooling padded by 1, the first row, the first
     column and the interior) is a pooling of its own with only those taps, reading ``x`` in
     place; the interior, the largest, is block ``<base>``. A strided pooling's rectangles read
-    slices of one phase view of all of ``x`` (:func:`_pool_phased`): the phase view of a
-    slice of ``x`` vectorized worse, 20-35 us more on a 3x3/2 pooling of 64 x 112 x 112. The
-    others (one output column, no width stride) are named poolings of a slice of ``x``.
-    Measured against the padded copy, 3x3/2 of 64 x 112 x 112 on one thread: 210 -> 125 us.
+    slices of one phase view of all of ``x`` (:func:`_pool_phased`; the phase view of a
+    slice of ``x`` vectorizes worse). The others (one output column, no width stride) are
+    named poolings of a slice of ``x``.
 
     Without a width stride, the padded copy stays: it is no larger than the result, and the
-    border columns' rectangles are scalar (a gather per lane in NCHW) and cost more (3x3/1
-    average pooling of 64 x 56 x 56: 135 us against 90 with the copy)."""
+    border columns' rectangles are scalar (a gather per lane in NCHW) and cost more
+    (docs/measurements/lowering-rules.md#pooling-padding)."""
     a = cx.attrs
     kernel, strides, dilation = tuple(a["kernel"]), tuple(a["strides"]), tuple(a["dilation"])
     padding = pool_padding(x, dest, a)
@@ -389,8 +387,8 @@ def _pool(cx: LoweringContext, kind: str, base: str, fill_value: ir.Value, x: ir
         offsets, sizes = [0, 0, r.start, col.start], [n, c, r.outputs, col.outputs]
         whole = (r.outputs, col.outputs) == (oh, ow)
         part = acc if whole else b.extract_slice(acc, offsets, sizes, [1] * 4)
-        # a fill per rectangle (not one of the whole result, which LLVM left a scalar loop:
-        # 3x3/2 of 64 x 112 x 112, 125 -> 230 us): outputs computed twice (_vector_cover) start
+        # a fill per rectangle (not one of the whole result, which LLVM left a scalar loop,
+        # docs/measurements/lowering-rules.md#pooling-padding): outputs computed twice (_vector_cover) start
         # again from the identity, so a sum counts them once
         part = b.fill(cx.block_name(f"{block.value}_init"), fill_value, part)
         if window.split:
@@ -508,8 +506,8 @@ def _pool_phased(name: ir.StringAttr, kind: str, identity: ir.Value, view: ir.Va
     out_map = b.dims_map(len(names), [d["n"], d["c"], d["oh"], d["ow"]])
     kinds = [b.PARALLEL] * 4 + [b.REDUCTION] * (len(names) - 4)
     # maxnumf, one vmaxps once mlcir-pooling-max drops its NaN checks (passes/pooling_max.py);
-    # maximumf's NaN propagation cost 1.3x (328 against 259 us, 3x3/2 of 64 channels at
-    # 112x112), as in the blocked pooling (lowerings/nchwc.py).
+    # maximumf's NaN propagation costs more (docs/measurements/lowering-rules.md#max-pooling),
+    # as in the blocked pooling (lowerings/nchwc.py).
     combine = (lambda x, y: arith.maxnumf(x, y) if b.is_float(x.type) else b.maximum(x, y)) \
         if kind == "max" else b.add
     if len(taps) == rows * s:  # every (kq, kr) is a tap: the window operand only has a shape
