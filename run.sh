@@ -24,7 +24,10 @@ case "$what" in
         # The linter first (pyproject.toml, [tool.ruff]); its failure fails the suite, but the
         # tests still run.
         "$VENV/bin/ruff" check . || status=$?
-        "$PY" -m pytest tests -q -p no:cacheprovider "$@" || status=$?
+        # One worker per core, each taking whole test files (their module fixtures build once);
+        # MLCIR_TEST_WORKERS=0 runs in this process.
+        "$PY" -m pytest tests -q -p no:cacheprovider -n "${MLCIR_TEST_WORKERS:-auto}" \
+            --dist loadfile "$@" || status=$?
         # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
         "$VENV/bin/lit" lit_tests -s || status=$?
         if [ "$status" -ne 0 ]; then
