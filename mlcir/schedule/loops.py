@@ -16,7 +16,7 @@ from .errors import PrimitiveError
 from .expand import KIND as EXPAND
 from .reduction import made_by_rfactor
 from .rewrite import Rewrite
-from .state import Block, KernelState, Loop, TileKnob
+from .state import DYNAMIC, Block, KernelState, Loop, TileKnob
 from .fuzz_support import LIKELY, NothingLikely, on_loops, own_loops, pick_block, some_block_loops
 from .instruction import FUSE, REORDER, SPLIT
 
@@ -66,8 +66,6 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     sampled tile size of the ``i``-th new loop."""
     block = own_loop(state, loop, "split")
     name = state.loop_name(loop)
-    if loop.extent < 0:
-        raise PrimitiveError("split", f"loop {name} has a dynamic extent")
     if len(factors) < 1:
         raise PrimitiveError("split", "needs at least one factor")
     values: list[int | None] = []
@@ -81,7 +79,15 @@ def split(state: KernelState, loop: Loop, factors: Sequence[Any],
     known = math.prod(v for v in values if v is not None)
     if any(v is not None and v < 1 for v in values):
         raise PrimitiveError("split", f"factors {values} must be >= 1")
-    if None in values:
+    if loop.extent < 0:
+        # A dynamic loop splits into static inner tiles under a dynamic outer loop, the last
+        # tile partial: its outer factor, None or given (a decision planned at a
+        # representative size), is the run time's.
+        if None in values[1:] or len(loop.parts) != 1:
+            raise PrimitiveError("split", f"loop {name} has a dynamic extent: its inner factors "
+                                 f"must be static ints, the outer one is inferred; got {values}")
+        values[0] = DYNAMIC
+    elif None in values:
         # TVM's semantics: the inferred factor rounds up; the last tile is partial.
         values[values.index(None)] = -(-loop.extent // known)
     elif known < loop.extent:

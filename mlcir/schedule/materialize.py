@@ -34,6 +34,7 @@ from typing import Any
 from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import loop as tloop
+from mlir.dialects.transform import memref as tmemref
 from mlir.dialects.transform import structured, tune
 
 from mlcir.dialects.loop import BLOCK_ATTR, SCHEDULED_ATTR
@@ -63,6 +64,7 @@ class Emitter:
     def __init__(self, state: KernelState):
         self.state = state
         self.not_vectorized: dict[str, str] = {}  # block -> why its vector tile is scalar
+        self.peeled: dict[str, set[int]] = {}  # block -> its dims whose tiling loop is peeled
 
     def _size(self, block: Block, loop: Loop, dim: int, emitted_params: dict[int, ir.Value]) -> Any:
         """The tile size of ``dim`` for the loop ``loop``: the product of its inner levels
@@ -71,7 +73,9 @@ class Emitter:
         inner = levels[levels.index(loop.id) + 1:]
         size = math.prod(self._part(self.state.loops[i], dim) for i in inner)
         knob = loop.knob
-        if knob is not None and knob.selected == size and len(loop.parts) == 1:
+        # (Once a nest is peeled, its block is several ops, which one param cannot size.)
+        if knob is not None and knob.selected == size and len(loop.parts) == 1 \
+                and block.name not in self.peeled:
             if loop.id not in emitted_params:
                 owner = self.state.owner(loop)
                 name = f"{owner.func}.{owner.name}.{self.state.loop_name(loop)}"
@@ -139,6 +143,8 @@ class Emitter:
         c_handle = self._tile_groups(consumer, c_handle, shared, path, em, params,
                                      dims=lambda d: mapping[d], owner=block,
                                      serial=set(shared) if others else None)
+        if None in block.extents:
+            self._resolve_dims(em)
         for loop_handle in path:
             handle = structured.FuseIntoContainingOp(any_op(), any_op(), handle,
                                                      loop_handle).fused_op
@@ -290,6 +296,10 @@ class Emitter:
             names = "+".join(self.state.loop_name(self.state.loops[lid]) for lid in group)
             loop_name = f"{owner.name}.{names}"
             annotate(loop_handle, LOOP_NAME, ir.StringAttr.get(loop_name))
+            if not forall and owner is block and self._peels(block, group):
+                # Whole tiles of a dynamic dim, then the partial one: the whole ones have
+                # static shapes (their vector tiles need no masks).
+                handle, loop_handle = self._peel(block, loop_handle, sizes)
             if not forall:
                 em.for_loops.append((group[0], loop_name))
             for lid in group:
@@ -297,6 +307,37 @@ class Emitter:
                     annotate(loop_handle, name, value)
             path.append(loop_handle)
         return handle
+
+    def _peel(self, block: Block, loop_handle: ir.Value, sizes: list[Any]) -> tuple[ir.Value, ir.Value]:
+        """Peel the tiling loop of a dynamic dim: its whole tiles (static once their sizes
+        fold), then the rest one row at a time (static too): neither needs masks. Returns the
+        block's ops in both and the loop of the whole tiles."""
+        dim = next(d for d, size in enumerate(sizes) if size)
+        self.peeled.setdefault(block.name, set()).add(dim)
+        peel = tloop.LoopPeelOp(any_op(), any_op(), loop_handle)
+        whole = peel.peeled_loop
+        patterns = transform.ApplyPatternsOp(whole)
+        with ir.InsertionPoint(patterns.patterns):
+            transform.ApplyCanonicalizationPatternsOp()
+        name = ir.StringAttr.get(block.name)
+        rest = structured.TileUsingForOp(any_op(), match_attr(peel.remainder_loop, BLOCK_ATTR, name),
+                                         sizes=[1 if d == dim else 0 for d in range(len(sizes))])
+        return transform.MergeHandlesOp([match_attr(whole, BLOCK_ATTR, name),
+                                         rest.tiled_linalg_op]).result, whole
+
+    def _peels(self, block: Block, group: list[int]) -> bool:
+        """Whether the loop ``group`` (one loop) is peeled: it tiles a dynamic dim right above
+        that dim's innermost level, the vector tile's, and nothing is placed at or under it."""
+        if len(group) != 1 or len(self.state.loops[group[0]].parts) != 1:
+            return False
+        lid = group[0]
+        dim = self.state.loops[lid].parts[0][0]
+        levels = block.levels[dim]
+        if block.extents[dim] is not None or len(levels) < 2 or levels[-2] != lid:
+            return False
+        below = block.order[block.order.index(lid):]
+        return not any(b.attach is not None and b.attach.loop in below and not b.inlined
+                       for b in self.state.blocks.values() if b.func == block.func)
 
     def _mapping(self, owner: Block, group: list[int], dims) -> ir.ArrayAttr:
         """The GPU mapping of a forall made from bound loops: one entry per tiled dim, in the
@@ -326,7 +367,7 @@ class Emitter:
             for lid in run:
                 self._promote_attached_caches(block, lid, handle)
         emit_vector_tile(self.state, block, handle, implicit, em,
-                         self.not_vectorized.get(block.name))
+                         self.not_vectorized.get(block.name), self.peeled.get(block.name, set()))
 
     def _fuse_attached(self, block: Block, loops: list[int], path: list[ir.Value], em: Emitted,
                        params: dict[int, ir.Value]) -> None:
@@ -337,11 +378,21 @@ class Emitter:
                 if not path:
                     continue  # attached at a one-trip outermost loop: stays at the root
                 fused = self._op(producer, em.func)
+                if None in producer.extents:
+                    self._resolve_dims(em)
                 for loop_handle in path:
                     fused = structured.FuseIntoContainingOp(any_op(), any_op(), fused,
                                                             loop_handle).fused_op
                 self._promote_root_caches(producer, fused)
                 self._emit_loops(producer, fused, producer.order, path, em, params)
+
+    @staticmethod
+    def _resolve_dims(em: Emitted) -> None:
+        """Dynamic sizes read from the inputs, not from results: a tile's ``tensor.dim`` of a
+        producer's result is a use fusion cannot follow."""
+        patterns = transform.ApplyPatternsOp(em.func)
+        with ir.InsertionPoint(patterns.patterns):
+            tmemref.ApplyResolveRankedShapedTypeResultDimsPatternsOp()
 
     def _consumers_first(self, blocks: list[Block]) -> list[Block]:
         """``blocks`` (computed at one loop) in the order they fuse into it: a block after

@@ -74,6 +74,10 @@ class Schedule:
     a recorded trace).
     """
 
+    # What a dynamic dim reads as (None: dynamic). A subclass that plans a schedule at a
+    # representative size sets it; the plan's trace then replays on the dynamic kernel.
+    dynamic_extent: int | None = None
+
     def __init__(self, mod: Any, *, seed: int | None = None, trace: Trace | None = None):
         if isinstance(mod, str):
             ctx = make_context()
@@ -85,7 +89,7 @@ class Schedule:
             self._original = clone_module(mod)
             _lower_graph_ops(self._original)
             self._state = KernelState()
-            read_blocks(self._original, self._state)
+            read_blocks(self._original, self._state, self.dynamic_extent)
         self._rng = random.Random(DEFAULT_SEED if seed is None else seed)
         self.trace = Trace()
         # The symbol table: a block's (func, name), a loop's id or a sampled value.

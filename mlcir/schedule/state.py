@@ -42,6 +42,10 @@ class TileKnob:
     selected: int
 
 
+# The extent of a loop (or of one part of a fused loop) known only at run time.
+DYNAMIC = -1
+
+
 @dataclass
 class Loop:
     id: int
@@ -245,8 +249,10 @@ def _defining_block(value: ir.Value) -> str | None:
     return None
 
 
-def read_blocks(module: ir.Module, state: KernelState) -> None:
-    """Add one :class:`Block` per named linalg op of every function of ``module``."""
+def read_blocks(module: ir.Module, state: KernelState, dynamic_extent: int | None = None) -> None:
+    """Add one :class:`Block` per named linalg op of every function of ``module``; a dynamic
+    dim reads as ``dynamic_extent`` when given (a representative size to plan a schedule
+    for), else as dynamic."""
     for fn in module.body.operations:
         if fn.operation.name != "func.func" or not fn.regions[0].blocks:
             continue
@@ -263,12 +269,13 @@ def read_blocks(module: ir.Module, state: KernelState) -> None:
                 operands.append(Operand(_defining_block(value), _map_results(amap),
                                         is_init=i >= n_ops - num_inits,
                                         terms=[_linear(e) for e in amap.results], shape=shape))
-            extents = b.extents
+            extents = [dynamic_extent if e is None else e for e in b.extents] \
+                if dynamic_extent is not None else b.extents
             block = Block(b.name, func_name, b.iterators, extents, [], [], operands,
                           _map_results(maps[-num_inits]), op.name,
                           window=any(_is_window_map(m) for m in maps))
             for dim, extent in enumerate(extents):
-                loop = state.new_loop(block, [(dim, extent if extent is not None else -1)])
+                loop = state.new_loop(block, [(dim, extent if extent is not None else DYNAMIC)])
                 block.levels.append([loop.id])
                 block.order.append(loop.id)
             state.blocks[(func_name, b.name)] = block
@@ -310,7 +317,9 @@ def tile_bound(state: KernelState, block: Block, dim: int,
             continue
         step = math.prod(math.prod(e for d, e in state.loops[inner].parts if d == dim)
                          for inner in levels[k + 1:])
-        if step < size:
+        if size is None:  # a dynamic dim: its static tiles, the last one partial
+            size, partial = step, True
+        elif step < size:
             partial = partial or size % step != 0
             size = step
     return size, partial

@@ -6,6 +6,7 @@ to 1-D, then the contraction/transfer patterns and the hoisting of the accumulat
 from __future__ import annotations
 
 import random
+from typing import Collection
 
 from mlir import ir
 from mlir.dialects import transform
@@ -125,7 +126,7 @@ def _transposes(block: Block) -> bool:
 # -- emission ------------------------------------------------------------------------------------
 
 def emit_vector_tile(state: KernelState, block: Block, handle: ir.Value, implicit: list[int],
-                     em: Emitted, reason: str | None) -> None:
+                     em: Emitted, reason: str | None, peeled: Collection[int] = ()) -> None:
     """Order the implicit loops (only loops of more than one iteration matter: interchange
     needs a generalized op, which the vectorizer handles worse for convolutions) and
     vectorize the tile."""
@@ -138,6 +139,8 @@ def emit_vector_tile(state: KernelState, block: Block, handle: ir.Value, implici
     # the size of its largest tile.
     outside = set(state.enclosing(block)) - set(implicit)
     bounds = [tile_bound(state, block, d, outside) for d in range(len(block.kinds))]
+    # A peeled dim's tiles are whole or of one row: static either way.
+    bounds = [(size, partial and d not in peeled) for d, (size, partial) in enumerate(bounds)]
     interchanged = long_dims != sorted(long_dims)
     # Window tiles: folded to plain dims where that works, else decomposed to 1-D.
     fold = decompose = False

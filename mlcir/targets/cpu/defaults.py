@@ -211,7 +211,20 @@ class _Planner:
         return max(fitting, key=lambda i: candidates[i]) if fitting else 0
 
 
-class _RuleSchedule(Schedule):
+# The size a dynamic dim is planned for: the tiles of its inner levels come from a plan at
+# this size, its outer loop runs as many times as the run time needs
+# (docs/decisions.md#dynamic-defaults).
+DYNAMIC_HINT = 128
+
+
+class _AtHint(Schedule):
+    """A schedule of a kernel's dynamic dims read at :data:`DYNAMIC_HINT` (plans and estimates
+    only: its trace replays on the dynamic kernel)."""
+
+    dynamic_extent = DYNAMIC_HINT
+
+
+class _RuleSchedule(_AtHint):
     """A schedule whose sampling instructions take their decisions from a planner (or, while
     recording, the trivial tiling ``[extent, 1, ..]``), remembering which block dim each
     sampled loop is."""
@@ -529,7 +542,7 @@ def _default(kernel: ir.Module | str, target: Target | str,
     facts = facts or target_facts(target)
     unscheduled = Schedule(kernel)
     kernel = unscheduled.original
-    threads = parallel_threads(estimated_serial_ns(unscheduled, facts),
+    threads = parallel_threads(estimated_serial_ns(_AtHint(kernel), facts),
                                target.threads or facts.threads)
     blocked = _channel_block_transpose(unscheduled, threads)
     if blocked is not None:

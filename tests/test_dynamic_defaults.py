@@ -1,0 +1,126 @@
+"""Default schedules of kernels with dynamic dims (issue 40, item 1): planned at a
+representative size, replayed on the dynamic kernel with the dynamic loops' outer factors left
+to the run time, their tiling loops peeled (whole tiles, then the rest one row at a time)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mlir import ir
+
+import mlcir
+from mlcir.frontend import from_onnx
+from mlcir.schedule import ScheduleError
+from mlcir.targets import build_plan
+from mlcir.targets.cpu.defaults import NO_REDUCTION, default_schedule, fallback_reason
+from mlcir.targets.kernels import extract_kernel, kernel_functions, workload_kernel
+from mlcir.targets.stages import run_stages
+from mlcir.testing import onnx_models as models
+from mlcir.testing.onnx_models import reference
+
+AVX2 = "llvm -mcpu=x86-64-v3 -threads=1"
+
+DYNAMIC_MATMUL = """
+func.func @main(%a: tensor<?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %a, %c0 : tensor<?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x32xf32>)
+                     outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %r : tensor<?x32xf32>
+}
+"""
+
+
+def _kernels(model, target: str = AVX2) -> dict[str, ir.Module]:
+    module = from_onnx(model)
+    with module.context, ir.Location.unknown():
+        work = run_stages(module, build_plan(target, "packed"), schedule="none",
+                          until="kernels").prepared.work
+        return {fn.sym_name.value: workload_kernel(extract_kernel(fn))
+                for fn in kernel_functions(work)}
+
+
+def test_a_dynamic_loop_splits_into_static_tiles_under_a_run_time_loop():
+    sch = mlcir.Schedule(DYNAMIC_MATMUL)
+    i, _, _ = sch.get_loops(sch.get_block("matmul"))
+    outer, inner = sch.split(i, [None, 8])
+    assert sch.get(outer).extent < 0 and sch.get(inner).extent == 8
+    with pytest.raises(ScheduleError, match="dynamic extent: its inner factors must be static"):
+        sch.split(outer, [2, None])
+
+
+def test_a_dynamic_loop_takes_only_a_given_tiling():
+    sch = mlcir.Schedule(DYNAMIC_MATMUL)
+    i, _, _ = sch.get_loops(sch.get_block("matmul"))
+    with pytest.raises(ScheduleError, match="dynamic extent: give a decision"):
+        sch.sample_perfect_tile(i, n=2)
+    factors = sch.sample_perfect_tile(i, n=2, max_innermost_factor=8, decision=[16, 8])
+    sch.split(i, factors)
+    assert [sch.get(f) for f in factors] == [16, 8]
+
+
+def test_the_tiles_of_a_dynamic_loop_are_peeled_and_need_no_masks():
+    """The loop right above the vector tile's level of a dynamic dim is peeled: whole 8-row
+    tiles, then single rows; both vectorize at static shapes."""
+    sch = mlcir.Schedule(DYNAMIC_MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("matmul"))
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.vectorize(i1)
+    text = str(sch.mod)
+    assert "vector.mask" not in text and "vector.create_mask" not in text
+    assert text.count('loop.name = "matmul.i_0"') == 2  # the whole tiles' loop and the rest's
+    _check_matmul(mlcir.build(sch.mod, target=AVX2))
+
+
+def test_the_default_schedule_of_a_dynamic_matmul_is_right_at_every_size():
+    sch = default_schedule(DYNAMIC_MATMUL, AVX2)
+    assert sch.trace.insts, fallback_reason(DYNAMIC_MATMUL, AVX2)
+    _check_matmul(mlcir.build(sch.mod, target=AVX2))
+
+
+def _check_matmul(ex) -> None:
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal((64, 32), dtype=np.float32)
+    for rows in (1, 7, 8, 9, 41, 131):
+        a = rng.standard_normal((rows, 64), dtype=np.float32)
+        out = np.empty((rows, 32), np.float32)  # (a kernel's result shape is not inferred)
+        ex.main(a, b, out)
+        np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("make", [models.mlp, models.transformer_encoder, models.mnist_cnn])
+def test_every_kernel_with_a_dynamic_batch_is_scheduled_unless_its_kind_is_left_alone(make):
+    """A dynamic kernel is left unscheduled only for a reason that leaves its kind alone at
+    static sizes too (plain elementwise loops, a row reduction LLVM vectorizes), never for
+    its dynamic dims."""
+    reasons = [fallback_reason(kernel, AVX2) for kernel in _kernels(make(batch="N")).values()]
+    assert any(reason is None for reason in reasons)
+    for reason in reasons:
+        assert reason is None or reason == NO_REDUCTION or "reduces the contiguous axis" \
+            in reason, reason
+
+
+@pytest.mark.parametrize("make, inputs, kw", [
+    (models.mlp, models.mlp_inputs, {}),
+    (models.transformer_encoder, models.transformer_encoder_inputs, {}),
+    (models.bert_encoder_layer, models.bert_encoder_layer_inputs, {"seq": 16, "width": 64}),
+    (models.resnet_block, models.resnet_block_inputs, {}),
+])
+def test_one_dynamic_build_is_right_at_every_size(make, inputs, kw):
+    """Sizes around the planned tiles (1, a prime, past a whole tile), drawn with a fixed seed,
+    against onnxruntime on the dynamic file."""
+    model = make(batch="N", **kw)
+    ex = mlcir.build(from_onnx(model), target=AVX2)
+    sizes = [1, 2, 13] + list(np.random.default_rng(40).integers(3, 40, size=2))
+    for batch in sizes:
+        feeds = inputs(batch=int(batch), **kw)
+        expected = list(reference(model, feeds).values())
+        got = ex.main(*feeds.values())
+        got = got if isinstance(got, (list, tuple)) else [got]
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
