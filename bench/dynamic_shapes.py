@@ -1,8 +1,12 @@
-"""Benchmark (issue 15): a model with a symbolic batch, its dynamic kernels against static
+"""Benchmark (issues 15, 40): a model with a symbolic batch, its dynamic kernels against static
 specialisations tuned for some batch sizes, next to onnxruntime.
 
     python bench/dynamic_shapes.py [--models mlp,cnn] [--tuned 1,64] [--batches 1,17,64]
                                    [--trials 32] [--threads 1]
+    python bench/dynamic_shapes.py --untuned [--models mlp,cnn,transformer,bert_layer]
+
+``--untuned``: the dynamic build against the static build of each size (both with default
+schedules) and onnxruntime on the dynamic file, no tuning.
 
 Per model (``batch="N"`` from mlcir.testing.onnx_models, fixed seeds): one dynamic build
 (``mlcir.build``: every kernel has dynamic extents and keeps its default lowering), one build
@@ -38,6 +42,51 @@ MODELS = {
     "mlp": (models.mlp, models.mlp_inputs),
     "cnn": (models.mnist_cnn, models.mnist_cnn_inputs),
 }
+# --untuned only: models whose builders take more than the batch.
+UNTUNED_MODELS = {
+    **MODELS,
+    "transformer": (models.transformer_encoder, models.transformer_encoder_inputs),
+    "bert_layer": (lambda batch: models.bert_encoder_layer(batch=batch, seq=128, width=256),
+                   lambda batch: models.bert_encoder_layer_inputs(batch=batch, seq=128,
+                                                                  width=256)),
+}
+
+
+def untuned(name: str, batches: list[int], threads: int) -> list[dict]:
+    """The dynamic build against each size's static build (default schedules both) and
+    onnxruntime on the dynamic file, every output checked against onnxruntime first."""
+    make_model, make_inputs = UNTUNED_MODELS[name]
+    model = make_model(batch="N")
+    target = f"llvm -threads={threads}"
+    dynamic = mlcir.build(from_onnx(model), target=target)
+    session = timing.onnxruntime_session(model, threads)
+    rows = []
+    for batch in batches:
+        inputs = make_inputs(batch=batch)
+        static = mlcir.build(from_onnx(make_model(batch=batch)), target=target)
+        expected = list(models.reference(model, inputs).values())
+        args = list(inputs.values())
+        for ex in (dynamic, static):
+            got = ex["main"](*args)
+            for g, e in zip(got if isinstance(got, (list, tuple)) else [got], expected):
+                np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+        ort_run, _ = timing.onnxruntime_calls(session, inputs)
+        seconds = timing.interleaved({
+            "ort": ort_run, "dynamic": lambda args=args: dynamic["main"](*args),
+            "static": lambda args=args, static=static: static["main"](*args)}, threads=threads)
+        rows.append({"model": name, "batch": batch, "threads": threads,
+                     **{f"{key}_us": value * 1e6 for key, value in seconds.items()}})
+    return rows
+
+
+def untuned_row(r: dict) -> str:
+    return (f"{r['model']:<12} {r['batch']:>5} {r['threads']:>3} | {r['ort_us']:>9.1f} "
+            f"{r['static_us']:>9.1f} {r['dynamic_us']:>9.1f} "
+            f"{r['dynamic_us'] / r['static_us']:>10.2f}x {r['ort_us'] / r['dynamic_us']:>9.2f}x")
+
+
+UNTUNED_HEADER = (f"{'model':<12} {'batch':>5} {'thr':>3} | {'ort run':>9} {'static':>9} "
+                  f"{'dynamic':>9} {'dyn/static':>11} {'ort/dyn':>10}")
 
 
 def bench(name: str, tuned_batches: list[int], batches: list[int], trials: int,
@@ -99,7 +148,18 @@ def main() -> None:
     parser.add_argument("--batches", default="1,17,64", help="batch sizes to time")
     parser.add_argument("--trials", type=int, default=32, help="tuning trials per model")
     parser.add_argument("--threads", default="1")
+    parser.add_argument("--untuned", action="store_true",
+                        help="dynamic against static builds, no tuning")
     args = parser.parse_args()
+    if args.untuned:
+        print(UNTUNED_HEADER)
+        for name in args.models.split(","):
+            for threads in (int(t) for t in args.threads.split(",")):
+                for r in untuned(name, [int(b) for b in args.batches.split(",")], threads):
+                    print(untuned_row(r), flush=True)
+        print("us per ex.main(...) / session.run call; dyn/static below 1.2x is issue 40's "
+              "target, ort/dyn above 1.0x.")
+        return
     tuned = [int(b) for b in args.tuned.split(",")]
     batches = [int(b) for b in args.batches.split(",")]
     print(HEADER)

@@ -52,6 +52,23 @@ def test_a_dynamic_loop_splits_into_static_tiles_under_a_run_time_loop():
         sch.split(outer, [2, None])
 
 
+def test_a_dynamic_loop_is_not_a_vector_tile():
+    sch = mlcir.Schedule(DYNAMIC_MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("matmul"))
+    sch.reorder(j, k, i)
+    sch.vectorize(i)
+    assert "inside the vector tile has a dynamic extent" in str(sch.mod)  # loop.not_vectorized
+
+
+def test_a_dynamic_loop_unrolls_only_by_a_factor():
+    sch = mlcir.Schedule(DYNAMIC_MATMUL)
+    i, _, _ = sch.get_loops(sch.get_block("matmul"))
+    with pytest.raises(ScheduleError, match="dynamic extent: unroll it by a factor"):
+        sch.unroll(i)
+    sch.unroll(i, factor=2)
+    assert sch.get(i).annotations["unroll"] == 2
+
+
 def test_a_dynamic_loop_takes_only_a_given_tiling():
     sch = mlcir.Schedule(DYNAMIC_MATMUL)
     i, _, _ = sch.get_loops(sch.get_block("matmul"))

@@ -47,12 +47,15 @@ def unroll(state: KernelState, loop: Loop, factor: Any = None) -> None:
     if factor is not None and (not isinstance(factor, int) or factor < 1):
         raise PrimitiveError("unroll", f"factor must be a positive int, got {factor!r}")
     name = state.loop_name(loop)
-    copies = min(factor or loop.extent, loop.extent)
+    if loop.extent < 0 and factor is None:
+        raise PrimitiveError("unroll", f"loop {name} has a dynamic extent: unroll it by a factor")
+    copies = factor if loop.extent < 0 else min(factor or loop.extent, loop.extent)
     block = state.owner(loop)
     for lid in state.enclosing(block):
         other = state.loops[lid]
         if lid != loop.id and other.annotations.get("unroll"):
-            copies *= min(int(other.annotations["unroll"]), other.extent)
+            copies *= int(other.annotations["unroll"]) if other.extent < 0 else \
+                min(int(other.annotations["unroll"]), other.extent)
     if copies > MAX_UNROLLED_COPIES:
         raise PrimitiveError("unroll", f"unrolling loop {name} would make {copies} copies of the "
                              f"loop body in block '{block.name}' (at most "

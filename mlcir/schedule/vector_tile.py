@@ -58,6 +58,9 @@ def vector_tile_problem(state: KernelState, block: Block, loop: Loop) -> str | N
         if len(inner.parts) != 1:
             return f"loop {state.loop_name(inner)} inside the vector tile is fused"
         d = inner.parts[0][0]
+        if inner.extent < 0:
+            return (f"loop {state.loop_name(inner)} inside the vector tile has a dynamic extent: "
+                    "split it by a static factor and vectorize the inner loop")
         if block.levels[d][-1] != lid:
             return (f"loop {state.loop_name(inner)} inside the vector tile is not the innermost "
                     "level of its dimension; reorder so the vectorized loops are the "
