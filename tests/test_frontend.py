@@ -208,6 +208,12 @@ SINGLE_OPS = [
     case("ReduceSum", [[2, 3, 4]], inits={"axes": i64(1)}, opset=13, id="ReduceSum-v13"),
     case("ReduceSum", [[2, 3, 4]], {"keepdims": 0}, id="ReduceSum-all-axes"),
     case("ReduceSum", [[2, 3, 4]], {"noop_with_empty_axes": 1}, id="ReduceSum-noop"),
+    case("ReduceProd", [[2, 3, 4]], {"axes": [0, 2], "keepdims": 0}, opset=13,
+         id="ReduceProd-v13"),
+    case("ReduceProd", [[2, 3, 4]], inits={"axes": i64(-2)}, opset=18, id="ReduceProd-v18"),
+    case("ReduceProd", [[2, 3, 4]], {"keepdims": 0}, opset=18, id="ReduceProd-all-axes"),
+    case("ReduceProd", [[2, 3, 4]], {"noop_with_empty_axes": 1}, opset=18,
+         id="ReduceProd-noop"),
     # shapes and data movement
     case("Reshape", [[2, 3, 4]], inits={"shape": i64(4, -1)}),
     case("Reshape", [[2, 3, 4]], inits={"shape": i64(0, 12)}, id="Reshape-copy-dim"),
