@@ -57,6 +57,11 @@ def _activation(cx: GraphBuilder, name: str, alpha: float, beta: float) -> Activ
     return table[name]
 
 
+def _names(node: Node) -> list[str]:
+    """The ``activations`` attribute (a list of strings, which onnx decodes as bytes)."""
+    return [n.decode() if isinstance(n, bytes) else n for n in node.attr("activations", [])]
+
+
 def _canonical(name: str) -> str | None:
     """ONNX activation names are case-insensitive in onnxruntime."""
     return next((known for known in _ACTIVATIONS if known.lower() == name.lower()), None)
@@ -83,7 +88,7 @@ class _Recurrent(Converter):
                 f"{', '.join(_DIRECTIONS)}", problems)
         require(node.attr("layout", 0) in (0, 1), f"layout={node.attr('layout')} (ONNX "
                 "allows 0 and 1)", problems)
-        for name in node.attr("activations", []):
+        for name in _names(node):
             require(_canonical(name) is not None, f"activation '{name}' is not one of "
                     f"{', '.join(_ACTIVATIONS)}", problems)
         return problems
@@ -93,7 +98,7 @@ class _Recurrent(Converter):
                     ) -> list[list[Activation]]:
         """Each direction's activations; ``activation_alpha``/``beta`` are consumed in order by
         the activations that take them (onnxruntime's rule), defaults where they run out."""
-        names = list(node.attr("activations", [])) or \
+        names = _names(node) or \
             list(cls.default_activations) * directions
         per = len(cls.default_activations)
         if len(names) != per * directions:
