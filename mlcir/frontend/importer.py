@@ -153,7 +153,8 @@ def _check(node: Node, table: dict[str, type[Converter]], symbolic_values: set[s
     if cls is None or cls.impl(node.opset) is None:
         folded = ("" if node.op_type not in _FOLD_ONLY
                   else " (it is folded only when all its inputs are constants)")
-        return [f"unsupported op{folded}"]
+        why = f": {_NOT_YET[node.op_type]}" if node.op_type in _NOT_YET else ""
+        return [f"unsupported op{folded}{why}"]
     problems = []
     missing = [op for op in cls.needed_graph_ops() if op not in graph.OPS]
     if missing:
@@ -186,6 +187,15 @@ def _unsigned_ops(table: dict[str, type[Converter]]) -> list[str]:
 
 # Ops with no converter that still import when their inputs are constants (shape arithmetic).
 _FOLD_ONLY = {"NonZero", "Tile", "ScatterND", "OneHot", "EyeLike", "CumSum"}
+_DATA_SIZED = ("the size of its result depends on the values, and compiled functions allocate "
+               "their results from the input shapes only (issue 42)")
+# Ops refused with the reason (docs/frontend.md, "Still refused").
+_NOT_YET = {
+    "NonZero": _DATA_SIZED, "NonMaxSuppression": _DATA_SIZED,
+    "If": "subgraphs (control flow) are not imported yet (issue 42)",
+    "Loop": "subgraphs (control flow) are not imported yet (issue 42)",
+    "Scan": "subgraphs (control flow) are not imported yet (issue 42)",
+}
 
 
 def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> FrontendError:
