@@ -32,6 +32,7 @@ from mlcir.errors import FrontendError
 from mlcir.ir import make_context, verify_module
 
 from .builder import GraphBuilder, tensor_type
+from .control_flow import expand
 from .folding import can_fold, fold
 from .loader import LoadedModel, ModelSource, Shape, load
 from .loader import tensor_type as onnx_tensor_type
@@ -78,9 +79,19 @@ def plan(loaded: LoadedModel
     symbolic: set[int] = set()
     symbolic_values: set[str] = set()
     problems: list[tuple[str, str]] = []
-    for index, proto in enumerate(loaded.model.graph.node):
+    pending = list(reversed(loaded.model.graph.node))  # a stack: If/Loop push their nodes
+    types = dict(types)
+    while pending:
+        proto = pending.pop()
+        index = len(nodes)
         node = Node(proto, index, loaded.opset,
                     [_input_info(name, constants, types) for name in proto.input])
+        if node.op_type in ("If", "Loop") and node.domain == "ai.onnx":
+            try:
+                pending.extend(reversed(expand(node, constants.get, types)))
+            except ValueError as e:
+                problems.append((node.describe(), str(e)))
+            continue
         nodes.append(node)
         known = [i.constant for i in node.inputs]
         try:
@@ -192,9 +203,7 @@ _DATA_SIZED = ("the size of its result depends on the values, and compiled funct
 # Ops refused with the reason (docs/frontend.md, "Still refused").
 _NOT_YET = {
     "NonZero": _DATA_SIZED, "NonMaxSuppression": _DATA_SIZED,
-    "If": "subgraphs (control flow) are not imported yet (issue 42)",
-    "Loop": "subgraphs (control flow) are not imported yet (issue 42)",
-    "Scan": "subgraphs (control flow) are not imported yet (issue 42)",
+    "Scan": "Scan's subgraph is not imported yet (If and Loop are flattened; issue 42)",
 }
 
 
