@@ -6,7 +6,8 @@ Two passes over the nodes, in graph order:
    nodes whose inputs are all known (folded, see :mod:`.folding`) and ``Shape`` of a tensor
    whose dims are static. ``Shape``/``Size`` of a tensor with symbolic dims, and the shape
    arithmetic on it (:data:`.symbolic.FOLDERS`), are *symbolic*: folded while building, when
-   the dims are known as symbols. Every other node needs a converter for the model's opset
+   the dims are known as symbols. An If or Loop is replaced by its subgraph's nodes, planned
+   next (:mod:`.control_flow`). Every other node needs a converter for the model's opset
    whose checks pass; every problem of every node is collected and reported in one
    :class:`~mlcir.errors.FrontendError`.
 2. **Build**: ``main(graph inputs...) -> graph outputs`` is built with the converters; its
