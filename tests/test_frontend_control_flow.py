@@ -1,9 +1,10 @@
-"""If and Loop, flattened at import (mlcir/frontend/control_flow.py), against onnxruntime:
-an If on a run-time condition (both branches, one selected) and on one folded from static
-shapes (branches of different shapes), a Loop with a constant trip count, loop-carried and
-scan outputs and the iteration number, an If nested in a Loop body reading the body's and the
-outer graph's values; and the refusals (a while loop, a run-time trip count, branches whose
-shapes differ under a run-time condition), each naming the node and why."""
+"""If, Loop and Scan, flattened at import (mlcir/frontend/control_flow.py), against
+onnxruntime: an If on a run-time condition (both branches, one selected) and on one folded
+from static shapes (branches of different shapes), a Loop with a constant trip count,
+loop-carried and scan outputs and the iteration number, an If nested in a Loop body reading
+the body's and the outer graph's values, a Scan in both directions; and the refusals (a while
+loop, a run-time trip count, branches whose shapes differ under a run-time condition), each
+naming the node and why."""
 
 from __future__ import annotations
 
@@ -115,6 +116,31 @@ def test_loop_with_a_constant_trip_count_is_unrolled(with_if):
                               body=_loop_body(with_if))]
     model = _model(nodes, [("h_final", [2, 3]), ("hs", [4, 2, 3])])
     _check(model, np.random.default_rng(2).standard_normal((2, 3)).astype(np.float32))
+
+
+def test_scan_over_static_axes_in_both_directions():
+    """A running sum of x's rows (axis 0, forwards) times the columns of x^T read along
+    axis 1 backwards; scan outputs stacked along axis 0, and reversed along axis -1."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc", "row"], ["acc2"]),
+         helper.make_node("Mul", ["acc2", "col"], ["prod"]),
+         helper.make_node("Tanh", ["prod"], ["out"])],
+        "body", [helper.make_tensor_value_info("acc", F32, [3]),
+                 helper.make_tensor_value_info("row", F32, [3]),
+                 helper.make_tensor_value_info("col", F32, [3])],
+        [helper.make_tensor_value_info("acc2", F32, [3]),
+         helper.make_tensor_value_info("prod", F32, [3]),
+         helper.make_tensor_value_info("out", F32, [3])])
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"]),
+             helper.make_node("Constant", [], ["init"], value=numpy_helper.from_array(
+                 np.zeros(3, np.float32), "init")),
+             helper.make_node("Scan", ["init", "x", "xt"], ["final", "prods", "outs"],
+                              name="scanner", body=body, num_scan_inputs=2,
+                              scan_input_axes=[0, 1], scan_input_directions=[0, 1],
+                              scan_output_axes=[0, -1], scan_output_directions=[0, 1])]
+    model = _model(nodes, [("final", [3]), ("prods", [4, 3]), ("outs", [3, 4])],
+                   x_shape=[4, 3])
+    _check(model, np.random.default_rng(4).standard_normal((4, 3)).astype(np.float32))
 
 
 def _refusal(model: onnx.ModelProto) -> str:

@@ -1,4 +1,4 @@
-"""If and Loop flattened into the enclosing graph at import, as plain ONNX nodes.
+"""If, Loop and Scan flattened into the enclosing graph at import, as plain ONNX nodes.
 
 The graph dialect has no region ops yet, so a subgraph is spliced into the node list the
 importer plans (:func:`expand`), its own values renamed under the node's label, the values it
@@ -13,6 +13,9 @@ reads from outer scopes left as they are:
   loop-carried values threaded through, each scan output stacked by ``Unsqueeze`` +
   ``Concat``. A condition computed in the body (a ``while`` loop) or a run-time trip count
   is refused: the number of iterations would be known only at run time.
+- **Scan** (opset 9 on) over a scan axis of static length: the body unrolled once per
+  element, each scan input read at it (``Gather``), forwards or backwards, each scan output
+  stacked along its axis in its direction, the states threaded through.
 
 docs/frontend.md#control-flow says what a compiled form would need.
 """
@@ -36,11 +39,13 @@ MAX_UNROLLED_NODES = 20_000
 
 def expand(node: Node, constant: Callable[[str], np.ndarray | None], types: Types
            ) -> list[onnx.NodeProto]:
-    """The nodes that replace the If or Loop ``node``; ``constant(name)`` is a value known at
+    """The nodes that replace the If, Loop or Scan ``node``; ``constant(name)`` is a value known at
     import (or None); the types of the renamed values are added to ``types``. ValueError
     says why the node cannot be flattened."""
     if node.op_type == "If":
         return _if(node, constant, types)
+    if node.op_type == "Scan":
+        return _scan(node, types)
     return _loop(node, constant, types)
 
 
@@ -166,17 +171,13 @@ def _loop(node: Node, constant: Callable[[str], np.ndarray | None], types: Types
         raise ValueError(f"{trips} iterations of a {len(body.node)}-node body exceed the "
                          f"{MAX_UNROLLED_NODES} nodes mlcir unrolls")
     label = _label(node)
-    true = f"{label}/true"
-    nodes = [helper.make_node("Constant", [], [true], name=true,
-                              value=numpy_helper.from_array(np.array(True), true))]
+    nodes: list[onnx.NodeProto] = []
+    true = _constant(nodes, f"{label}/true", np.array(True))
     values = list(initial)
     stacked: list[list[str]] = [[] for _ in range(scans)]
     for i in range(trips):
         prefix = f"{label}/{i}"
-        count = f"{prefix}/{body.input[0].name}"
-        nodes.append(helper.make_node("Constant", [], [count], name=count,
-                                      value=numpy_helper.from_array(np.array(i, np.int64),
-                                                                    count)))
+        count = _constant(nodes, f"{prefix}/{body.input[0].name}", np.array(i, np.int64))
         bound = {body.input[0].name: count, body.input[1].name: true}
         bound.update((vi.name, v) for vi, v in zip(body.input[2:], values))
         spliced, names = _splice(body, bound, prefix, types)
@@ -184,7 +185,7 @@ def _loop(node: Node, constant: Callable[[str], np.ndarray | None], types: Types
         produced = [names.get(o.name, o.name) for o in body.output[1:]]
         values = produced[:carried]
         for j, name in enumerate(produced[carried:]):
-            stacked[j].append(_unsqueezed(nodes, name, node.opset, f"{prefix}/scan{j}"))
+            stacked[j].append(_unsqueezed(nodes, name, 0, node.opset, f"{prefix}/scan{j}"))
     outs = node.outputs
     for k, out in enumerate(outs[:carried]):
         if out:
@@ -196,15 +197,85 @@ def _loop(node: Node, constant: Callable[[str], np.ndarray | None], types: Types
     return nodes
 
 
-def _unsqueezed(nodes: list[onnx.NodeProto], name: str, opset: int, prefix: str) -> str:
-    """``name`` with a new leading axis (Unsqueeze's axes an input since opset 13)."""
+def _constant(nodes: list[onnx.NodeProto], name: str, value: np.ndarray) -> str:
+    nodes.append(helper.make_node("Constant", [], [name], name=name,
+                                  value=numpy_helper.from_array(value, name)))
+    return name
+
+
+def _unsqueezed(nodes: list[onnx.NodeProto], name: str, axis: int, opset: int, prefix: str
+                ) -> str:
+    """``name`` with a new axis ``axis`` (Unsqueeze's axes an input since opset 13)."""
     out = f"{prefix}/stacked"
     if opset >= 13:
-        axes = f"{prefix}/axes"
-        nodes.append(helper.make_node("Constant", [], [axes], name=axes,
-                                      value=numpy_helper.from_array(np.array([0], np.int64),
-                                                                    axes)))
+        axes = _constant(nodes, f"{prefix}/axes", np.array([axis], np.int64))
         nodes.append(helper.make_node("Unsqueeze", [name, axes], [out], name=out))
     else:
-        nodes.append(helper.make_node("Unsqueeze", [name], [out], name=out, axes=[0]))
+        nodes.append(helper.make_node("Unsqueeze", [name], [out], name=out, axes=[axis]))
     return out
+
+
+def _scan(node: Node, types: Types) -> list[onnx.NodeProto]:
+    """Scan (opset 9 on): the body once per element of the scan axis, each scan input read
+    at that element (``Gather``), each scan output stacked along its axis, in either
+    direction; the states threaded through."""
+    if node.opset < 9:
+        raise ValueError("Scan before opset 9 (a batch axis and sequence_lens) is not "
+                         "supported")
+    body = next(a.g for a in node.proto.attribute if a.name == "body")
+    scanned = int(node.attr("num_scan_inputs"))
+    states = len(node.proto.input) - scanned
+    outputs = len(body.output) - states
+    in_axes = list(node.attr("scan_input_axes", [0] * scanned))
+    in_reverse = list(node.attr("scan_input_directions", [0] * scanned))
+    out_axes = list(node.attr("scan_output_axes", [0] * outputs))
+    out_reverse = list(node.attr("scan_output_directions", [0] * outputs))
+    for j, vo in enumerate(body.output[states:]):
+        if out_axes[j] < 0:  # counted on the stacked rank
+            found = tensor_type(vo.type)
+            if found is None:
+                raise ValueError(f"scan output {j} has an unknown rank")
+            out_axes[j] += len(found[0]) + 1
+    lengths = set()
+    for k, info in enumerate(node.inputs[states:]):
+        if info.shape is None:
+            raise ValueError(f"scan input '{info.name}' has an unknown shape")
+        in_axes[k] %= len(info.shape)
+        lengths.add(info.shape[in_axes[k]])
+    if len(lengths) != 1 or None in lengths:
+        raise ValueError("the scan inputs' lengths along their axes are "
+                         f"{sorted(lengths, key=str)}: one static length is needed")
+    (length,) = lengths
+    if length * max(1, len(body.node)) > MAX_UNROLLED_NODES:
+        raise ValueError(f"{length} iterations of a {len(body.node)}-node body exceed the "
+                         f"{MAX_UNROLLED_NODES} nodes mlcir unrolls")
+    label = _label(node)
+    nodes: list[onnx.NodeProto] = []
+    values = list(node.proto.input[:states])
+    stacked: list[list[str]] = [[] for _ in range(outputs)]
+    for i in range(length):
+        prefix = f"{label}/{i}"
+        bound = {vi.name: v for vi, v in zip(body.input, values)}
+        for k, (vi, name) in enumerate(zip(body.input[states:], node.proto.input[states:])):
+            at = _constant(nodes, f"{prefix}/at{k}",
+                           np.array(length - 1 - i if in_reverse[k] else i, np.int64))
+            element = f"{prefix}/element{k}"
+            nodes.append(helper.make_node("Gather", [name, at], [element], name=element,
+                                          axis=in_axes[k]))
+            bound[vi.name] = element
+        spliced, names = _splice(body, bound, prefix, types)
+        nodes += spliced
+        produced = [names.get(o.name, o.name) for o in body.output]
+        values = produced[:states]
+        for j, name in enumerate(produced[states:]):
+            stacked[j].append(_unsqueezed(nodes, name, out_axes[j], node.opset,
+                                          f"{prefix}/scan{j}"))
+    for k, out in enumerate(node.outputs[:states]):
+        if out:
+            nodes.append(helper.make_node("Identity", [values[k]], [out], name=f"{label}/{out}"))
+    for j, out in enumerate(node.outputs[states:]):
+        if out:
+            parts = stacked[j][::-1] if out_reverse[j] else stacked[j]
+            nodes.append(helper.make_node("Concat", parts, [out], name=f"{label}/{out}",
+                                          axis=out_axes[j]))
+    return nodes

@@ -6,7 +6,7 @@ Two passes over the nodes, in graph order:
    nodes whose inputs are all known (folded, see :mod:`.folding`) and ``Shape`` of a tensor
    whose dims are static. ``Shape``/``Size`` of a tensor with symbolic dims, and the shape
    arithmetic on it (:data:`.symbolic.FOLDERS`), are *symbolic*: folded while building, when
-   the dims are known as symbols. An If or Loop is replaced by its subgraph's nodes, planned
+   the dims are known as symbols. An If, Loop or Scan is replaced by its subgraph's nodes, planned
    next (:mod:`.control_flow`). Every other node needs a converter for the model's opset
    whose checks pass; every problem of every node is collected and reported in one
    :class:`~mlcir.errors.FrontendError`.
@@ -87,7 +87,7 @@ def plan(loaded: LoadedModel
         index = len(nodes)
         node = Node(proto, index, loaded.opset,
                     [_input_info(name, constants, types) for name in proto.input])
-        if node.op_type in ("If", "Loop") and node.domain == "ai.onnx":
+        if node.op_type in ("If", "Loop", "Scan") and node.domain == "ai.onnx":
             try:
                 pending.extend(reversed(expand(node, constants.get, types)))
             except ValueError as e:
@@ -204,7 +204,6 @@ _DATA_SIZED = ("the size of its result depends on the values, and compiled funct
 # Ops refused with the reason (docs/frontend.md, "Still refused").
 _NOT_YET = {
     "NonZero": _DATA_SIZED, "NonMaxSuppression": _DATA_SIZED,
-    "Scan": "Scan's subgraph is not imported yet (If and Loop are flattened; issue 42)",
 }
 
 
