@@ -1,7 +1,7 @@
 """LSTM, GRU and RNN against onnxruntime (random weights, fixed seeds): directions, initial
 states, ``sequence_lens`` (forward and reverse rows of different lengths), ``clip``,
 activations with their alphas and betas, ``layout`` 1, GRU's ``linear_before_reset``, LSTM's
-``input_forget`` and peepholes; all outputs. onnxruntime refuses ``layout`` 1, so those cases
+``input_forget`` and peepholes; all outputs; a symbolic batch. onnxruntime refuses ``layout`` 1, so those cases
 compare with its ``layout`` 0 run on transposed inputs and outputs."""
 
 from __future__ import annotations
@@ -130,6 +130,39 @@ def test_activations_consume_alphas_and_betas_in_order(op, attrs):
 
 def test_only_the_first_output():
     check("LSTM", outputs=1)
+
+
+@pytest.mark.parametrize("op", ["GRU", "LSTM"])
+def test_a_symbolic_batch_compiles_once_and_runs_at_any_size(op):
+    """X [T, N, I] with run-time sequence_lens [N], both directions: one build, checked at
+    batch 3 and 1 (the zero initial state and the reverse gather sized at run time)."""
+    directions, size = 2, GATES[op] * HIDDEN
+    rng = np.random.default_rng(11)
+    weights = {n: (rng.standard_normal(s) * 0.5).astype(np.float32) for n, s in (
+        ("W", (directions, size, WIDTH)), ("R", (directions, size, HIDDEN)),
+        ("B", (directions, 2 * size)))}
+    outputs = ["y", "y_h", "y_c"][:3 if op == "LSTM" else 2]
+    node = helper.make_node(op, ["x", "W", "R", "B", "lens"], outputs, hidden_size=HIDDEN,
+                            direction="bidirectional")
+    graph = helper.make_graph([node], "g", [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [STEPS, "N", WIDTH]),
+        helper.make_tensor_value_info("lens", TensorProto.INT32, ["N"])], [
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, [STEPS, 2, "N", HIDDEN])] + [
+        helper.make_tensor_value_info(o, TensorProto.FLOAT, [2, "N", HIDDEN])
+        for o in outputs[1:]],
+        [helper.make_tensor(n, TensorProto.FLOAT, a.shape, a.reshape(-1))
+         for n, a in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    function = mlcir.build(from_onnx(model)).main
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    for batch in (3, 1):
+        feeds = {"x": (rng.standard_normal((STEPS, batch, WIDTH)) * 0.5).astype(np.float32),
+                 "lens": np.array([2, 3, 1][:batch], np.int32)}
+        got = function.run(feeds)
+        for name, want in zip(outputs, session.run(None, feeds)):
+            np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{name} at batch {batch}")
 
 
 def _refused(attrs: dict, x_shape: list) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..builder import GraphBuilder
 from ..converter import Converter, Node, Value, converter, require
+from ..symbolic import SymbolicDim
 from .elementwise import _elu, _hard_sigmoid, _softplus
 from .tensor import _slice_along
 
@@ -152,8 +153,12 @@ class _Recurrent(Converter):
         layout = int(node.attr("layout", 0))
         if layout:
             x = cx.op("permute_dims", x, axes=[1, 0, 2])
-        steps, batch, width = cx.static_shape(x, f"{node.op_type}'s X (the time steps are "
-                                                 "unrolled)")
+        steps, _, width = cx.shape(x)
+        if steps is None or width is None:
+            raise cx.error(f"{node.op_type}'s X has the shape {list(cx.dims(x))}: the number of "
+                           "steps and the input size must be static (the time steps are "
+                           "unrolled at import; from_onnx's shape_dict can fix them)")
+        batch = cx.dims(x)[1]  # static, or a symbol
         directions = 2 if node.attr("direction", "forward") == "bidirectional" else 1
         hidden = int(node.attr("hidden_size", cx.static_shape(r, "R")[-1]))
         size = cls.gates * hidden
@@ -170,9 +175,9 @@ class _Recurrent(Converter):
             inner.append(keep)
         # One matmul projects every step of every direction: [T*B, I] x [I, D*G*H].
         w_all = cx.reshape(cx.op("permute_dims", w, axes=[2, 0, 1]), [width, directions * size])
-        projected = cx.op("add", cx.op("matmul", cx.reshape(x, [steps * batch, width]), w_all),
+        projected = cx.op("add", cx.op("matmul", _reshape(cx, x, [steps * batch, width]), w_all),
                           cx.concat(folded, 0))
-        projected = cx.reshape(projected, [steps, batch, directions * size])
+        projected = _reshape(cx, projected, [steps, batch, directions * size])
         initial = [given(5)] + ([given(6)] if cls.state_outputs == 3 else [])
         if layout:
             initial = [None if s is None else cx.op("permute_dims", s, axes=[1, 0, 2])
@@ -186,7 +191,7 @@ class _Recurrent(Converter):
         ys, finals = [], []
         for d in range(directions):
             xw = _slice_along(cx, projected, {2: (d * size, (d + 1) * size, 1)})
-            state = [np.zeros((batch, hidden), dtype) if s is None else
+            state = [cx.expand_to(np.zeros((1, hidden), dtype), [batch, hidden]) if s is None else
                      cx.op("take", s, np.array(d, np.int64), axis=0) for s in initial]
             r_t = cx.op("permute_dims", cx.op("take", r, np.array(d, np.int64), axis=0),
                         axes=[1, 0])
@@ -194,8 +199,8 @@ class _Recurrent(Converter):
                 cx.op("take", peepholes, np.array(d, np.int64), axis=0)
             y, state = cls._direction(cx, node, xw, state, r_t, inner[d], p_d, acts[d], lens,
                                       reverse=reverse_all or d == 1)
-            ys.append(cx.reshape(y, [steps, 1, batch, hidden]))
-            finals.append([cx.reshape(s, [1, batch, hidden]) for s in state])
+            ys.append(_reshape(cx, y, [steps, 1, batch, hidden]))
+            finals.append([_reshape(cx, s, [1, batch, hidden]) for s in state])
         y = cx.concat(ys, 1)
         outs = [cx.concat([f[i] for f in finals], 0) for i in range(cls.state_outputs - 1)]
         if layout:
@@ -209,27 +214,28 @@ class _Recurrent(Converter):
                    acts: list[Activation], lens: Value | None, reverse: bool
                    ) -> tuple[Value, list[Value]]:
         """Every step of one direction: its outputs [T, B, H] in time order and final state."""
-        steps, batch, size = cx.shape(xw)
+        steps, _, size = cx.shape(xw)
+        batch = cx.dims(xw)[1]
         order = list(range(steps))
         gather = None
         if lens is not None:
             lens = cx.astype(lens, np.dtype(np.int64))
             if reverse:  # each row reversed within its own length, then run forwards
                 times = np.arange(steps, dtype=np.int64).reshape(-1, 1)
-                row_lens = cx.reshape(lens, [1, batch])
+                row_lens = _reshape(cx, lens, [1, batch])
                 valid = cx.op("less", times, row_lens)
                 back = cx.op("subtract", cx.op("subtract", row_lens, np.array(1, np.int64)),
                              times)
-                index = cx.op("where", valid, back, np.broadcast_to(times, (steps, batch)))
-                gather = cx.op("add", cx.op("multiply", index, np.array(batch, np.int64)),
-                               np.arange(batch, dtype=np.int64).reshape(1, -1))
-                xw = cx.op("take", cx.reshape(xw, [steps * batch, size]), gather, axis=0)
+                index = cx.op("where", valid, back, times)
+                gather = cx.op("add", cx.op("multiply", index, cx.dim_value(batch)),
+                               _reshape(cx, cx.iota(batch), [1, batch]))
+                xw = cx.op("take", _reshape(cx, xw, [steps * batch, size]), gather, axis=0)
         elif reverse:
             order.reverse()
-        column = None if lens is None else cx.reshape(lens, [batch, 1])
+        column = None if lens is None else _reshape(cx, lens, [batch, 1])
         outputs: dict[int, Value] = {}
         for t in order:
-            xw_t = cx.reshape(_slice_along(cx, xw, {0: (t, t + 1, 1)}), [batch, size])
+            xw_t = _reshape(cx, _slice_along(cx, xw, {0: (t, t + 1, 1)}), [batch, size])
             new = cls.step(cx, node, xw_t, state, r_t, inner, peepholes, acts)
             if column is None:
                 outputs[t], state = new[0], new
@@ -238,10 +244,17 @@ class _Recurrent(Converter):
                 outputs[t] = cx.op("where", running, new[0], cx.scalar(0, new[0]))
                 state = [cx.op("where", running, n, s) for n, s in zip(new, state)]
         hidden = cx.shape(state[0])[1]
-        y = cx.concat([cx.reshape(outputs[t], [1, batch, hidden]) for t in range(steps)], 0)
+        y = cx.concat([_reshape(cx, outputs[t], [1, batch, hidden]) for t in range(steps)], 0)
         if gather is not None:
-            y = cx.op("take", cx.reshape(y, [steps * batch, hidden]), gather, axis=0)
+            y = cx.op("take", _reshape(cx, y, [steps * batch, hidden]), gather, axis=0)
         return y, state
+
+
+def _reshape(cx: GraphBuilder, v: Value, dims: list[SymbolicDim]) -> Value:
+    """``v`` reshaped to ``dims``, which may hold the batch's symbol."""
+    if all(isinstance(d, (int, np.integer)) for d in dims):
+        return cx.reshape(v, [int(d) for d in dims])
+    return cx.reshape_to(v, dims)
 
 
 def _gates(cx: GraphBuilder, x: Value, count: int) -> list[Value]:
