@@ -4,8 +4,9 @@ The input projection of every step and both directions is one matmul (``[T*B, I]
 [I, D*G*H]``, the input and recurrent biases folded into it); each step then adds its slice to
 ``h x R^T`` (a matmul whose constant weight graph-pack-weights packs) and applies the gates, a
 short elementwise chain that graph-fuse-ops makes one kernel. The sequence length must be
-static: there is no loop construct in the graph dialect yet, so a step is a copy of the cell
-(docs/frontend.md#recurrent-networks says why and what a compiled time loop would need).
+static (the batch may be symbolic): there is no loop construct in the graph dialect yet, so a
+step is a copy of the cell (docs/frontend.md#recurrent-networks says why and what a compiled
+time loop would need).
 ``sequence_lens`` masks each batch row (its state frozen, its outputs zero past its length);
 the reverse direction reads each row reversed within its own length (a gather).
 """
