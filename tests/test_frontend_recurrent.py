@@ -181,6 +181,9 @@ def test_unknown_direction_and_activation_are_refused_naming_the_node():
     message = _refused({"direction": "sideways", "activations": ["Swish"]}, [3, 1, 2])
     assert "node 'rnn1' (RNN, opset 14)" in message
     assert "direction 'sideways'" in message and "activation 'Swish'" in message
+    message = _refused({"direction": "bidirectional", "activations": ["Tanh"]}, [3, 1, 2])
+    assert "node 'rnn1' (RNN, opset 14): 1 activations given, 2 needed (1 per direction)" \
+        in message
 
 
 def test_a_dynamic_sequence_length_is_refused():

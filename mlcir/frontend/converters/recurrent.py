@@ -80,7 +80,7 @@ class _Recurrent(Converter):
     graph_ops = ("matmul", "add", "subtract", "multiply", "divide", "permute_dims", "reshape",
                  "strided_slice", "take", "where", "less", "clip", "relu", "tanh", "sigmoid",
                  "abs", "exp", "log", "negative", "minimum", "leaky_relu", "thresholded_relu",
-                 "astype")
+                 "astype", "iota")
 
     @classmethod
     def check(cls, node: Node) -> list[str]:
@@ -93,6 +93,10 @@ class _Recurrent(Converter):
         for name in _names(node):
             require(_canonical(name) is not None, f"activation '{name}' is not one of "
                     f"{', '.join(_ACTIVATIONS)}", problems)
+        given, per = len(_names(node)), len(cls.default_activations)
+        needed = per * (2 if direction == "bidirectional" else 1)
+        require(given in (0, needed), f"{given} activations given, {needed} needed ({per} per "
+                "direction)", problems)
         return problems
 
     @classmethod
@@ -100,14 +104,10 @@ class _Recurrent(Converter):
                     ) -> list[list[Activation]]:
         """Each direction's activations; ``activation_alpha``/``beta`` are consumed in order by
         the activations that take them (onnxruntime's rule), defaults where they run out."""
-        names = _names(node) or \
-            list(cls.default_activations) * directions
+        names = _names(node) or list(cls.default_activations) * directions
         per = len(cls.default_activations)
-        if len(names) != per * directions:
-            raise cx.error(f"{len(names)} activations given, {per * directions} needed "
-                           f"({per} per direction)")
-        alphas, betas = list(node.attr("activation_alpha", [])), \
-            list(node.attr("activation_beta", []))
+        alphas = list(node.attr("activation_alpha", []))
+        betas = list(node.attr("activation_beta", []))
         built = []
         for name in names:
             canonical = _canonical(name)
