@@ -33,15 +33,15 @@ from .loader import Shape, tensor_type
 
 Types = dict[str, tuple[Shape, np.dtype]]
 
-#: Nodes one Loop may unroll into (iterations x body nodes): beyond it, refused.
+#: Nodes one Loop or Scan may unroll into (iterations x body nodes): beyond it, refused.
 MAX_UNROLLED_NODES = 20_000
 
 
 def expand(node: Node, constant: Callable[[str], np.ndarray | None], types: Types
            ) -> list[onnx.NodeProto]:
-    """The nodes that replace the If, Loop or Scan ``node``; ``constant(name)`` is a value known at
-    import (or None); the types of the renamed values are added to ``types``. ValueError
-    says why the node cannot be flattened."""
+    """The nodes that replace the If, Loop or Scan ``node``; ``constant(name)`` is a value
+    known at import (or None); the types of the renamed values are added to ``types``.
+    ValueError says why the node cannot be flattened."""
     if node.op_type == "If":
         return _if(node, constant, types)
     if node.op_type == "Scan":
