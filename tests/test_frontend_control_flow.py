@@ -65,6 +65,24 @@ def test_if_on_a_run_time_condition_selects_a_branch(sign):
                                     .astype(np.float32) + 0.1))
 
 
+def test_if_on_a_run_time_condition_with_a_symbolic_batch():
+    """Branches of shape [N, 3] (one symbol): selected at run time, built once."""
+    then = _branch("then", [helper.make_node("MatMul", ["x", "w"], ["t"])], "t", ["N", 3])
+    other = _branch("else", [helper.make_node("Neg", ["x"], ["e"])], "e", ["N", 3])
+    model = _model([helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+                    helper.make_node("Greater", ["s", "zero"], ["cond"]),
+                    helper.make_node("If", ["cond"], ["y"], then_branch=then,
+                                     else_branch=other)], [("y", ["N", 3])], x_shape=["N", 3])
+    executable = mlcir.build(from_onnx(model))
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    for rows, sign in ((4, 1), (1, -1)):
+        x = sign * np.abs(np.random.default_rng(rows).standard_normal((rows, 3))
+                          ).astype(np.float32)
+        np.testing.assert_allclose(executable.main.run({"x": x})["y"],
+                                   session.run(None, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
 def test_if_on_a_condition_folded_from_shapes_takes_one_branch():
     """Shape(x)[0] == 2 folds at import: only the taken branch (a flatten) is built, so the
     branches may differ in shape."""

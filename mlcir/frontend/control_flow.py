@@ -6,8 +6,9 @@ reads from outer scopes left as they are:
 
 - **If** with a condition known at import (a constant, or folded from static shapes): the
   taken branch only. With a run-time condition: both branches, each output a ``Where`` of the
-  condition — both computed, one selected — when the two branches give outputs of one static
-  shape (otherwise no elementwise select can stand for the branch, and it is refused).
+  condition — both computed, one selected — when the two branches give outputs of one shape
+  (sizes or the same symbols; otherwise no elementwise select can stand for the branch, and
+  it is refused).
 - **Loop** with a trip count known at import and a condition that stays true (a ``for``
   loop, what exporters write for ``range(n)``): the body unrolled that many times, the
   loop-carried values threaded through, each scan output stacked by ``Unsqueeze`` +
@@ -112,18 +113,29 @@ def _if(node: Node, constant: Callable[[str], np.ndarray | None], types: Types
         spliced += nodes
         outputs[which] = [names.get(o.name, o.name) for o in branches[which].output]
     for k, out in enumerate(node.outputs):
-        shapes = [types.get(outputs[w][k], (None, None))[0] for w in outputs]
+        shapes = [_dims(branches[w].output[k]) for w in outputs]
         if any(s is None or None in s for s in shapes) or shapes[0] != shapes[1]:
             shown = " and ".join("unknown" if s is None else
                                  "[" + ", ".join("?" if d is None else str(d) for d in s) + "]"
                                  for s in shapes)
             raise ValueError(f"output {k} ('{out}') has the shapes {shown} in the two branches "
                              "and the condition is known only at run time: both branches "
-                             "are computed and one selected, which needs one static shape")
+                             "are computed and one selected, which needs one shape (sizes "
+                             "or the same symbols)")
         spliced.append(helper.make_node("Where", [cond_name, outputs["then_branch"][k],
                                                   outputs["else_branch"][k]], [out],
                                         name=f"{label}/{out}"))
     return spliced
+
+
+def _dims(value: onnx.ValueInfoProto) -> list[int | str | None] | None:
+    """A value's dims as sizes or symbols (``dim_param``), None where unknown; None for an
+    unknown rank."""
+    tensor = value.type.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param or None
+            for d in tensor.shape.dim]
 
 
 def _passes_condition_through(body: onnx.GraphProto) -> bool:
