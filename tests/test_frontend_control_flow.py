@@ -84,9 +84,11 @@ def test_if_on_a_run_time_condition_with_a_symbolic_batch():
 
 
 def test_if_on_a_condition_folded_from_shapes_takes_one_branch():
-    """Shape(x)[0] == 2 folds at import: only the taken branch (a flatten) is built, so the
-    branches may differ in shape."""
-    flat = _branch("then", [helper.make_node("Flatten", ["x"], ["f"], axis=0)], "f", [1, 6])
+    """Shape(x)[0] == 2 folds at import: only the taken branch (a flatten plus the branch's
+    own initializer) is built, so the branches may differ in shape."""
+    flat = _branch("then", [helper.make_node("Flatten", ["x"], ["f0"], axis=0),
+                            helper.make_node("Add", ["f0", "shift"], ["f"])], "f", [1, 6])
+    flat.initializer.append(numpy_helper.from_array(np.arange(6, dtype=np.float32), "shift"))
     same = _branch("else", [helper.make_node("Identity", ["x"], ["i"])], "i", [2, 3])
     two = numpy_helper.from_array(np.array([2], np.int64), "two")
     nodes = [helper.make_node("Shape", ["x"], ["shape"], end=1),
