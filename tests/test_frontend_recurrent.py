@@ -10,11 +10,13 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from mlir import ir
 from onnx import TensorProto, helper
 
 import mlcir
 from mlcir.errors import FrontendError
 from mlcir.frontend import from_onnx
+from mlcir.testing import onnx_models as om
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 STEPS, BATCH, WIDTH, HIDDEN = 3, 2, 4, 5
@@ -162,6 +164,27 @@ def test_a_symbolic_batch_compiles_once_and_runs_at_any_size(op="LSTM"):
         for name, want in zip(outputs, session.run(None, feeds)):
             np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5,
                                        err_msg=f"{name} at batch {batch}")
+
+
+def _op_names(module) -> list[str]:
+    names = []
+
+    def visit(op):
+        names.append(op.name)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return names
+
+
+def test_the_steps_are_a_loop_not_copies():
+    """With a static batch each direction's steps are one scf.for: 4 and 40 steps import to
+    the same ops (the issue's "time loop in compiled code, not unrolled per step")."""
+    shorter, longer = (_op_names(from_onnx(om.recurrent_layer("LSTM", steps, 1, 4, 3,
+                                                                "bidirectional")))
+                       for steps in (4, 40))
+    assert shorter == longer
+    assert shorter.count("scf.for") == 2
 
 
 def _refused(attrs: dict, x_shape: list) -> str:

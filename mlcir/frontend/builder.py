@@ -17,12 +17,12 @@ needs one (:meth:`GraphBuilder.dim_value`: an ``iota`` of a value that has that 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import arith, bufferization, scf, tensor
 
 from mlcir.dialects import graph
 from mlcir.dialects.dtypes import constant_attr, mlir_element_type, numpy_dtype, signless_dtype
@@ -410,6 +410,69 @@ class GraphBuilder:
                     joined[d] = next((p[d] for p in dims if isinstance(p[d], Dim)), None)
             self._name_dims(result, joined)
         return result
+
+
+    # -- a loop over steps (recurrent networks) ----------------------------------------------
+
+    def loop(self, steps: int, carried: Sequence[Value],
+             body: Callable[[ir.Value, list[ir.Value]], Sequence[Value]]) -> list[ir.Value]:
+        """An ``scf.for`` of ``steps`` iterations in ``main``, carrying ``carried`` (static
+        shapes); ``body(i, values)`` builds one iteration at the index ``i`` and returns the
+        new values. Each is yielded through ``bufferization.materialize_in_destination`` into
+        its carried tensor, or as it is when it is an :meth:`insert_at` into it: the loop then
+        bufferizes in place (a new tensor yielded instead needs ownership flags that the
+        LLVM lowering cannot store, docs/frontend.md#recurrent-networks)."""
+        init = [self.value(v) for v in carried]
+        with self.loc:
+            index = ir.IndexType.get()
+            bounds = [arith.ConstantOp(index, n).result for n in (0, steps, 1)]
+            for_op = scf.ForOp(*bounds, init)
+            with ir.InsertionPoint(for_op.body):
+                current = list(for_op.inner_iter_args)
+                new = [self.value(v) for v in body(for_op.induction_variable, current)]
+                yielded = []
+                for value, into in zip(new, current):
+                    owner = value.owner
+                    if isinstance(owner, ir.Operation):
+                        owner = owner.opview
+                    if not (isinstance(owner, tensor.InsertSliceOp) and owner.dest == into):
+                        value = bufferization.MaterializeInDestinationOp(
+                            into.type, value, into).result
+                    yielded.append(value)
+                scf.YieldOp(yielded)
+        return list(for_op.results)
+
+    def index_from(self, last: int, i: ir.Value) -> ir.Value:
+        """``last - i`` (an index): a loop's steps taken backwards."""
+        with self.loc:
+            top = arith.ConstantOp(ir.IndexType.get(), last).result
+            return arith.SubIOp(top, i).result
+
+    def slice_at(self, v: Value, i: ir.Value) -> Value:
+        """``v[i]`` at a run-time index ``i`` along axis 0 (the axis dropped)."""
+        v = self.value(v)
+        rest = list(self.static_shape(v, "a sliced value"))[1:]
+        dyn = ir.ShapedType.get_dynamic_size()  # kDynamic, for offsets too
+        with self.loc:
+            row = tensor.ExtractSliceOp(tensor_type((1, *rest), self.dtype(v)), v, [i], [], [],
+                                        [dyn] + [0] * len(rest), [1, *rest],
+                                        [1] * (len(rest) + 1)).result
+        return self.reshape(row, rest)
+
+    def insert_at(self, dest: ir.Value, v: Value, i: ir.Value) -> ir.Value:
+        """``dest`` with ``dest[i] = v`` at a run-time index ``i`` along axis 0."""
+        rest = list(self.static_shape(dest, "a destination"))[1:]
+        row = self.value(self.reshape(v, [1, *rest]))
+        dyn = ir.ShapedType.get_dynamic_size()  # kDynamic, for offsets too
+        with self.loc:
+            return tensor.InsertSliceOp(row, dest, [i], [], [], [dyn] + [0] * len(rest),
+                                        [1, *rest], [1] * (len(rest) + 1)).result
+
+    def empty(self, shape: Sequence[int], dtype: np.dtype) -> ir.Value:
+        """An uninitialised tensor (a loop's output, every element written in it)."""
+        with self.loc:
+            return tensor.EmptyOp([int(d) for d in shape],
+                                  mlir_element_type(signless_dtype(dtype))).result
 
 
 def _fmt(shape: Sequence[int | None]) -> str:

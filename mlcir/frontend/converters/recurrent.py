@@ -1,15 +1,14 @@
-"""LSTM, GRU and RNN composed of graph ops, the time steps unrolled at import.
+"""LSTM, GRU and RNN composed of graph ops, the time steps a loop in ``main``.
 
 The input projection of every step and both directions is one matmul (``[T*B, I] x
-[I, D*G*H]``, the input and recurrent biases folded into it); each step then adds its slice to
+[I, D*G*H]``, the input and recurrent biases folded into it); each step then adds its row to
 ``h x R^T`` (a matmul whose constant weight graph-pack-weights packs) and applies the gates, a
-short elementwise chain that graph-fuse-ops makes one kernel. The sequence length must be
-static (the batch may be symbolic): there is no loop construct in the graph dialect yet, so a
-step is a copy of the cell (docs/frontend.md#recurrent-networks says why and what a compiled
-time loop would need).
-``sequence_lens`` masks each batch row (its state frozen, its outputs zero past its length);
-the reverse direction reads each row reversed within its own length (a gather).
-"""
+short elementwise chain that graph-fuse-ops fuses. With a static batch the steps are an
+``scf.for`` carrying the state and the outputs (:meth:`GraphBuilder.loop`); with a symbolic
+batch they are unrolled. The number of steps must be static
+(docs/frontend.md#recurrent-networks). ``sequence_lens`` masks each batch row (its state
+frozen, its outputs zero past its length); the reverse direction reads each row reversed
+within its own length (a gather)."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
+from mlir import ir
 
 from ..builder import GraphBuilder
 from ..converter import Converter, Node, Value, converter, require
@@ -214,10 +214,10 @@ class _Recurrent(Converter):
                    r_t: Value, inner: Value | None, peepholes: Value | None,
                    acts: list[Activation], lens: Value | None, reverse: bool
                    ) -> tuple[Value, list[Value]]:
-        """Every step of one direction: its outputs [T, B, H] in time order and final state."""
+        """Every step of one direction: its outputs [T, B, H] in time order and final state.
+        A static batch runs the steps in a loop (:meth:`_looped`), a symbolic one unrolled."""
         steps, _, size = cx.shape(xw)
         batch = cx.dims(xw)[1]
-        order = list(range(steps))
         gather = None
         if lens is not None:
             lens = cx.astype(lens, np.dtype(np.int64))
@@ -231,13 +231,58 @@ class _Recurrent(Converter):
                 gather = cx.op("add", cx.op("multiply", index, cx.dim_value(batch)),
                                _reshape(cx, cx.iota(batch), [1, batch]))
                 xw = cx.op("take", _reshape(cx, xw, [steps * batch, size]), gather, axis=0)
-        elif reverse:
-            order.reverse()
+                reverse = False
+        run = cls._looped if isinstance(batch, int) else cls._unrolled
+        y, state = run(cx, node, xw, state, (r_t, inner, peepholes), acts, lens, reverse)
+        if gather is not None:
+            hidden = cx.shape(y)[2]
+            y = cx.op("take", _reshape(cx, y, [steps * batch, hidden]), gather, axis=0)
+        return y, state
+
+    @classmethod
+    def _looped(cls, cx: GraphBuilder, node: Node, xw: Value, state: list[Value],
+                weights: tuple[Value, Value | None, Value | None], acts: list[Activation],
+                lens: Value | None, reverse: bool) -> tuple[Value, list[Value]]:
+        """The steps as an ``scf.for`` in ``main`` (:meth:`GraphBuilder.loop`): the state and
+        the outputs [T, B, H] carried, each step's cell one fused kernel; a row past its
+        length keeps its state by a 0/1 mask (no booleans inside the loop)."""
+        steps, batch, _ = cx.shape(xw)
+        hidden = cx.shape(state[0])[1]
+        dtype = cx.dtype(xw)
+        mask = None
+        if lens is not None:
+            times = np.arange(steps, dtype=np.int64).reshape(-1, 1)
+            running = cx.op("less", times, cx.reshape(lens, [1, batch]))
+            mask = cx.reshape(cx.astype(running, dtype), [steps, batch, 1])
+
+        def body(i: ir.Value, values: list[ir.Value]) -> list[Value]:
+            t = cx.index_from(steps - 1, i) if reverse else i
+            *old, ys = values
+            new = cls.step(cx, node, cx.slice_at(xw, t), old, *weights, acts)
+            out = new[0]
+            if mask is not None:
+                m = cx.slice_at(mask, t)
+                out = cx.op("multiply", m, out)
+                new = [cx.op("add", s, cx.op("multiply", m, cx.op("subtract", n, s)))
+                       for n, s in zip(new, old)]
+            return [*new, cx.insert_at(ys, out, t)]
+
+        *final, y = cx.loop(steps, [*state, cx.empty([steps, batch, hidden], dtype)], body)
+        return y, final
+
+    @classmethod
+    def _unrolled(cls, cx: GraphBuilder, node: Node, xw: Value, state: list[Value],
+                  weights: tuple[Value, Value | None, Value | None], acts: list[Activation],
+                  lens: Value | None, reverse: bool) -> tuple[Value, list[Value]]:
+        """The steps unrolled (a symbolic batch): a row past its length keeps its state."""
+        steps, _, size = cx.shape(xw)
+        batch = cx.dims(xw)[1]
+        order = list(range(steps))[::-1] if reverse else list(range(steps))
         column = None if lens is None else _reshape(cx, lens, [batch, 1])
         outputs: dict[int, Value] = {}
         for t in order:
             xw_t = _reshape(cx, _slice_along(cx, xw, {0: (t, t + 1, 1)}), [batch, size])
-            new = cls.step(cx, node, xw_t, state, r_t, inner, peepholes, acts)
+            new = cls.step(cx, node, xw_t, state, *weights, acts)
             if column is None:
                 outputs[t], state = new[0], new
             else:
@@ -246,8 +291,6 @@ class _Recurrent(Converter):
                 state = [cx.op("where", running, n, s) for n, s in zip(new, state)]
         hidden = cx.shape(state[0])[1]
         y = cx.concat([_reshape(cx, outputs[t], [1, batch, hidden]) for t in range(steps)], 0)
-        if gather is not None:
-            y = cx.op("take", _reshape(cx, y, [steps * batch, hidden]), gather, axis=0)
         return y, state
 
 
