@@ -416,19 +416,24 @@ class GraphBuilder:
 
     def loop(self, steps: int, carried: Sequence[Value],
              body: Callable[[ir.Value, list[ir.Value]], Sequence[Value]]) -> list[ir.Value]:
-        """An ``scf.for`` of ``steps`` iterations in ``main``, carrying ``carried`` (static
-        shapes); ``body(i, values)`` builds one iteration at the index ``i`` and returns the
-        new values. Each is yielded through ``bufferization.materialize_in_destination`` into
-        its carried tensor, or as it is when it is an :meth:`insert_at` into it: the loop then
+        """An ``scf.for`` of ``steps`` iterations in ``main``, carrying ``carried``;
+        ``body(i, values)`` builds one iteration at the index ``i`` and returns the new
+        values. Each is yielded through ``bufferization.materialize_in_destination`` into its
+        carried tensor, or as it is when it is an :meth:`insert_at` into it: the loop then
         bufferizes in place (a new tensor yielded instead needs ownership flags that the
-        LLVM lowering cannot store, docs/frontend.md#recurrent-networks)."""
+        LLVM lowering cannot store, docs/frontend.md#recurrent-networks). Nothing the body
+        materialises (constants, run-time sizes) is reused after the loop."""
         init = [self.value(v) for v in carried]
+        dims = [self.dims(v) for v in init]
+        saved = (dict(self._materialized), dict(self._scalars), dict(self._carriers))
         with self.loc:
             index = ir.IndexType.get()
             bounds = [arith.ConstantOp(index, n).result for n in (0, steps, 1)]
             for_op = scf.ForOp(*bounds, init)
             with ir.InsertionPoint(for_op.body):
                 current = list(for_op.inner_iter_args)
+                for arg, d in zip(current, dims):
+                    self._dims[arg] = d
                 new = [self.value(v) for v in body(for_op.induction_variable, current)]
                 yielded = []
                 for value, into in zip(new, current):
@@ -440,7 +445,11 @@ class GraphBuilder:
                             into.type, value, into).result
                     yielded.append(value)
                 scf.YieldOp(yielded)
-        return list(for_op.results)
+        self._materialized, self._scalars, self._carriers = saved
+        results = list(for_op.results)
+        for result, d in zip(results, dims):
+            self._dims[result] = d
+        return results
 
     def index_from(self, last: int, i: ir.Value) -> ir.Value:
         """``last - i`` (an index): a loop's steps taken backwards."""
@@ -448,31 +457,69 @@ class GraphBuilder:
             top = arith.ConstantOp(ir.IndexType.get(), last).result
             return arith.SubIOp(top, i).result
 
+    def _sizes(self, v: ir.Value, dims: Sequence[SymbolicDim]) -> tuple[list[int], list]:
+        """Static sizes (kDynamic where symbolic) and the run-time ones (``tensor.dim``)."""
+        dyn = ir.ShapedType.get_dynamic_size()
+        static, dynamic = [], []
+        for axis, d in enumerate(dims):
+            if isinstance(d, Dim):
+                static.append(dyn)
+                with self.loc:
+                    at = arith.ConstantOp(ir.IndexType.get(), axis + 1).result
+                    dynamic.append(tensor.DimOp(v, at).result)
+            else:
+                static.append(int(d))
+        return static, dynamic
+
     def slice_at(self, v: Value, i: ir.Value) -> Value:
         """``v[i]`` at a run-time index ``i`` along axis 0 (the axis dropped)."""
         v = self.value(v)
-        rest = list(self.static_shape(v, "a sliced value"))[1:]
+        rest = list(self.dims(v))[1:]
+        static, dynamic = self._sizes(v, rest)
         dyn = ir.ShapedType.get_dynamic_size()  # kDynamic, for offsets too
+        shape = (1, *[None if s == dyn else s for s in static])
         with self.loc:
-            row = tensor.ExtractSliceOp(tensor_type((1, *rest), self.dtype(v)), v, [i], [], [],
-                                        [dyn] + [0] * len(rest), [1, *rest],
+            row = tensor.ExtractSliceOp(tensor_type(shape, self.dtype(v)), v, [i], dynamic, [],
+                                        [dyn] + [0] * len(rest), [1, *static],
                                         [1] * (len(rest) + 1)).result
-        return self.reshape(row, rest)
+        self._dims[row] = (1, *rest)
+        return self._reshape_dims(row, rest)
 
     def insert_at(self, dest: ir.Value, v: Value, i: ir.Value) -> ir.Value:
         """``dest`` with ``dest[i] = v`` at a run-time index ``i`` along axis 0."""
-        rest = list(self.static_shape(dest, "a destination"))[1:]
-        row = self.value(self.reshape(v, [1, *rest]))
-        dyn = ir.ShapedType.get_dynamic_size()  # kDynamic, for offsets too
+        rest = list(self.dims(dest))[1:]
+        row = self.value(self._reshape_dims(v, [1, *rest]))
+        static, dynamic = self._sizes(dest, rest)
+        dyn = ir.ShapedType.get_dynamic_size()
         with self.loc:
-            return tensor.InsertSliceOp(row, dest, [i], [], [], [dyn] + [0] * len(rest),
-                                        [1, *rest], [1] * (len(rest) + 1)).result
+            result = tensor.InsertSliceOp(row, dest, [i], dynamic, [], [dyn] + [0] * len(rest),
+                                          [1, *static], [1] * (len(rest) + 1)).result
+        self._dims[result] = self.dims(dest)
+        return result
 
-    def empty(self, shape: Sequence[int], dtype: np.dtype) -> ir.Value:
-        """An uninitialised tensor (a loop's output, every element written in it)."""
+    def _reshape_dims(self, v: Value, dims: Sequence[SymbolicDim]) -> Value:
+        if all(not isinstance(d, Dim) for d in dims):
+            return self.reshape(v, [int(d) for d in dims])
+        return self.reshape_to(v, dims)
+
+    def empty(self, dims: Sequence[SymbolicDim], dtype: np.dtype) -> ir.Value:
+        """An uninitialised tensor (a loop's output, every element written in it); a
+        symbolic dim must be the dim of a value (``N``)."""
+        sizes: list[int | ir.Value] = []
+        for d in dims:
+            if not isinstance(d, Dim):
+                sizes.append(int(d))
+                continue
+            if len(d.terms) != 1 or list(d.terms.values()) != [1] or len(next(iter(d.terms))) != 1:
+                raise NotExpressible(f"an output of size {d} (only a value's dim)")
+            carrier, axis = self._carriers[next(iter(d.symbols))]
+            with self.loc:
+                at = arith.ConstantOp(ir.IndexType.get(), axis).result
+                sizes.append(tensor.DimOp(carrier, at).result)
         with self.loc:
-            return tensor.EmptyOp([int(d) for d in shape],
-                                  mlir_element_type(signless_dtype(dtype))).result
+            result = tensor.EmptyOp(sizes, mlir_element_type(signless_dtype(dtype))).result
+        self._dims[result] = tuple(dims)
+        return result
 
 
 def _fmt(shape: Sequence[int | None]) -> str:

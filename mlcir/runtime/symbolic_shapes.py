@@ -7,7 +7,8 @@ graph op's dims come from :func:`mlcir.dialects.dims.result_dims`: its own shape
 table's ``infer``) evaluated with *probe* sizes of the symbols, a dynamic result dim matched
 to an operand dim that it follows exactly (``N`` through matmul, add, relu…) or affinely
 (``N - 1`` for a slice); a reshape's dims worked out exactly (``N*S`` for a flatten, ``N``
-again when it is split back). ``tensor.concat`` adds its operands' dims along its axis.
+again when it is split back). ``tensor.concat`` adds its operands' dims along its axis; an
+``scf.for`` whose carried tensors are written in place keeps their dims.
 Anything else (an op whose dim cannot be matched) leaves the dim unknown: a result with one
 then needs an output array from the caller, as before.
 """
@@ -88,6 +89,23 @@ def _callee(call: ir.Operation) -> ir.Operation | None:
     return None
 
 
+def _carried_in_place(loop: ir.Operation) -> bool:
+    """Whether an ``scf.for`` yields each carried tensor written into itself
+    (``materialize_in_destination`` or ``insert_slice`` into its iteration argument): its
+    results then have their initial values' sizes (a recurrent network's time loop)."""
+    body = loop.regions[0].blocks[0]
+    carried = list(body.arguments)[1:]
+    yielded = list(list(body.operations)[-1].operands)
+    for value, arg in zip(yielded, carried):
+        owner = value.owner
+        if not isinstance(owner, ir.Operation):
+            owner = owner.operation
+        if owner.name not in ("bufferization.materialize_in_destination",
+                              "tensor.insert_slice") or owner.operands[1] != arg:
+            return False
+    return True
+
+
 def _body_dims(fn: ir.Operation, arg_dims: Sequence[Dims], depth: int = 0) -> list[Dims]:
     """The dims of ``fn``'s results from its arguments' dims."""
     entry = fn.regions[0].blocks[0]
@@ -108,6 +126,8 @@ def _body_dims(fn: ir.Operation, arg_dims: Sequence[Dims], depth: int = 0) -> li
             new = _concat_dims(op.operation, operands)
         elif name == "func.call" and depth < 8 and (callee := _callee(op.operation)) is not None:
             new = _body_dims(callee, operands, depth + 1) or new
+        elif name == "scf.for" and _carried_in_place(op.operation):
+            new = operands[3:]  # the initial values' dims (lower, upper, step come first)
         for result, value_dims in zip(op.results, new):
             dims[result] = value_dims
     return []

@@ -3,9 +3,9 @@
 The input projection of every step and both directions is one matmul (``[T*B, I] x
 [I, D*G*H]``, the input and recurrent biases folded into it); each step then adds its row to
 ``h x R^T`` (a matmul whose constant weight graph-pack-weights packs) and applies the gates, a
-short elementwise chain that graph-fuse-ops fuses. With a static batch the steps are an
-``scf.for`` carrying the state and the outputs (:meth:`GraphBuilder.loop`); with a symbolic
-batch they are unrolled. The number of steps must be static
+short elementwise chain that graph-fuse-ops fuses. The steps are an ``scf.for`` carrying
+the state and the outputs (:meth:`GraphBuilder.loop`); the batch may be symbolic, the number
+of steps must be static
 (docs/frontend.md#recurrent-networks). ``sequence_lens`` masks each batch row (its state
 frozen, its outputs zero past its length); the reverse direction reads each row reversed
 within its own length (a gather)."""
@@ -214,8 +214,7 @@ class _Recurrent(Converter):
                    r_t: Value, inner: Value | None, peepholes: Value | None,
                    acts: list[Activation], lens: Value | None, reverse: bool
                    ) -> tuple[Value, list[Value]]:
-        """Every step of one direction: its outputs [T, B, H] in time order and final state.
-        A static batch runs the steps in a loop (:meth:`_looped`), a symbolic one unrolled."""
+        """Every step of one direction: its outputs [T, B, H] in time order and final state."""
         steps, _, size = cx.shape(xw)
         batch = cx.dims(xw)[1]
         gather = None
@@ -232,8 +231,8 @@ class _Recurrent(Converter):
                                _reshape(cx, cx.iota(batch), [1, batch]))
                 xw = cx.op("take", _reshape(cx, xw, [steps * batch, size]), gather, axis=0)
                 reverse = False
-        run = cls._looped if isinstance(batch, int) else cls._unrolled
-        y, state = run(cx, node, xw, state, (r_t, inner, peepholes), acts, lens, reverse)
+        y, state = cls._looped(cx, node, xw, state, (r_t, inner, peepholes), acts, lens,
+                               reverse)
         if gather is not None:
             hidden = cx.shape(y)[2]
             y = cx.op("take", _reshape(cx, y, [steps * batch, hidden]), gather, axis=0)
@@ -246,14 +245,15 @@ class _Recurrent(Converter):
         """The steps as an ``scf.for`` in ``main`` (:meth:`GraphBuilder.loop`): the state and
         the outputs [T, B, H] carried, each step's cell one fused kernel; a row past its
         length keeps its state by a 0/1 mask (no booleans inside the loop)."""
-        steps, batch, _ = cx.shape(xw)
+        steps, _, _ = cx.shape(xw)
+        batch = cx.dims(xw)[1]
         hidden = cx.shape(state[0])[1]
         dtype = cx.dtype(xw)
         mask = None
         if lens is not None:
             times = np.arange(steps, dtype=np.int64).reshape(-1, 1)
-            running = cx.op("less", times, cx.reshape(lens, [1, batch]))
-            mask = cx.reshape(cx.astype(running, dtype), [steps, batch, 1])
+            running = cx.op("less", times, _reshape(cx, lens, [1, batch]))
+            mask = _reshape(cx, cx.astype(running, dtype), [steps, batch, 1])
 
         def body(i: ir.Value, values: list[ir.Value]) -> list[Value]:
             t = cx.index_from(steps - 1, i) if reverse else i
@@ -269,30 +269,6 @@ class _Recurrent(Converter):
 
         *final, y = cx.loop(steps, [*state, cx.empty([steps, batch, hidden], dtype)], body)
         return y, final
-
-    @classmethod
-    def _unrolled(cls, cx: GraphBuilder, node: Node, xw: Value, state: list[Value],
-                  weights: tuple[Value, Value | None, Value | None], acts: list[Activation],
-                  lens: Value | None, reverse: bool) -> tuple[Value, list[Value]]:
-        """The steps unrolled (a symbolic batch): a row past its length keeps its state."""
-        steps, _, size = cx.shape(xw)
-        batch = cx.dims(xw)[1]
-        order = list(range(steps))[::-1] if reverse else list(range(steps))
-        column = None if lens is None else _reshape(cx, lens, [batch, 1])
-        outputs: dict[int, Value] = {}
-        for t in order:
-            xw_t = _reshape(cx, _slice_along(cx, xw, {0: (t, t + 1, 1)}), [batch, size])
-            new = cls.step(cx, node, xw_t, state, *weights, acts)
-            if column is None:
-                outputs[t], state = new[0], new
-            else:
-                running = cx.op("less", np.array(t, np.int64), column)
-                outputs[t] = cx.op("where", running, new[0], cx.scalar(0, new[0]))
-                state = [cx.op("where", running, n, s) for n, s in zip(new, state)]
-        hidden = cx.shape(state[0])[1]
-        y = cx.concat([_reshape(cx, outputs[t], [1, batch, hidden]) for t in range(steps)], 0)
-        return y, state
-
 
 def _reshape(cx: GraphBuilder, v: Value, dims: list[SymbolicDim]) -> Value:
     """``v`` reshaped to ``dims``, which may hold the batch's symbol."""
