@@ -8,8 +8,9 @@ The layer (mlcir.testing.onnx_models.recurrent_layer: random weights, fixed seed
 = hidden size) is built untuned; for each op: the build time, the largest difference from
 onnxruntime, ``ex.main(x)`` and ``session.run`` timed in turns (mlcir.testing.timing
 .interleaved), medians of ``--rounds``, their ratio onnxruntime / mlcir (above 1: mlcir is
-faster), then the profiler's ``--top`` kernels. The steps are unrolled at import
-(docs/frontend.md#recurrent-networks). Run it alone: anything else on the cores distorts it.
+faster), then the profiler's ``--top`` kernels (which misattributes the kernels called in the
+time loop: docs/frontend.md#recurrent-networks). Run it alone: anything else on the cores
+distorts it.
 """
 
 from __future__ import annotations

@@ -210,6 +210,7 @@ def test_unknown_direction_and_activation_are_refused_naming_the_node():
 
 
 def test_a_dynamic_sequence_length_is_refused():
-    """The steps are unrolled at import: the number of steps must be static."""
+    """The time loop is sized at import: the number of steps must be static."""
     message = _refused({}, ["steps", 1, 2])
-    assert "'rnn1'" in message and "static" in message and "unrolled" in message
+    assert "'rnn1'" in message and "number of steps and the input size must be static" \
+        in message and "shape_dict" in message

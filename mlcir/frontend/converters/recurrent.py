@@ -157,8 +157,9 @@ class _Recurrent(Converter):
         steps, _, width = cx.shape(x)
         if steps is None or width is None:
             raise cx.error(f"{node.op_type}'s X has the shape {list(cx.dims(x))}: the number of "
-                           "steps and the input size must be static (the time steps are "
-                           "unrolled at import; from_onnx's shape_dict can fix them)")
+                           "steps and the input size must be static (the time loop and the "
+                           "input projection are sized at import; from_onnx's shape_dict can "
+                           "fix them)")
         batch = cx.dims(x)[1]  # static, or a symbol
         directions = 2 if node.attr("direction", "forward") == "bidirectional" else 1
         hidden = int(node.attr("hidden_size", cx.static_shape(r, "R")[-1]))
