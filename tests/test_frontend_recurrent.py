@@ -1,7 +1,7 @@
 """LSTM, GRU and RNN against onnxruntime (random weights, fixed seeds): directions, initial
 states, ``sequence_lens`` (forward and reverse rows of different lengths), ``clip``,
 activations with their alphas and betas, ``layout`` 1, GRU's ``linear_before_reset``, LSTM's
-``input_forget`` and peepholes; all outputs; a symbolic batch. onnxruntime refuses ``layout`` 1, so those cases
+``input_forget`` and peepholes; all outputs; a symbolic batch or number of steps. onnxruntime refuses ``layout`` 1, so those cases
 compare with its ``layout`` 0 run on transposed inputs and outputs."""
 
 from __future__ import annotations
@@ -134,22 +134,29 @@ def test_only_the_first_output():
     check("LSTM", outputs=1)
 
 
-def test_a_symbolic_batch_compiles_once_and_runs_at_any_size(op="LSTM"):
-    """X [T, N, I] with run-time sequence_lens [N], both directions: one build, checked at
-    batch 3 and 1 (the zero initial state and the reverse gather sized at run time)."""
-    directions, size = 2, GATES[op] * HIDDEN
+@pytest.mark.parametrize("symbolic, direction, lens", [
+    ("batch", "bidirectional", True), ("batch", "reverse", False),
+    ("steps", "bidirectional", True), ("steps", "reverse", False)])
+def test_symbolic_steps_or_batch_compile_once_and_run_at_any_size(symbolic, direction, lens):
+    """X [T, N, I] with the batch or the number of steps symbolic, with and without a
+    run-time sequence_lens: one LSTM build (the loop bound, the slices, the output and the
+    result shapes sized at run time), checked at two sizes."""
+    op, directions, size = "LSTM", 2 if direction == "bidirectional" else 1, 4 * HIDDEN
     rng = np.random.default_rng(11)
     weights = {n: (rng.standard_normal(s) * 0.5).astype(np.float32) for n, s in (
         ("W", (directions, size, WIDTH)), ("R", (directions, size, HIDDEN)),
         ("B", (directions, 2 * size)))}
-    outputs = ["y", "y_h", "y_c"][:3 if op == "LSTM" else 2]
-    node = helper.make_node(op, ["x", "W", "R", "B", "lens"], outputs, hidden_size=HIDDEN,
-                            direction="bidirectional")
-    graph = helper.make_graph([node], "g", [
-        helper.make_tensor_value_info("x", TensorProto.FLOAT, [STEPS, "N", WIDTH]),
-        helper.make_tensor_value_info("lens", TensorProto.INT32, ["N"])], [
-        helper.make_tensor_value_info("y", TensorProto.FLOAT, [STEPS, 2, "N", HIDDEN])] + [
-        helper.make_tensor_value_info(o, TensorProto.FLOAT, [2, "N", HIDDEN])
+    outputs = ["y", "y_h", "y_c"]
+    steps, batch = ("T", BATCH) if symbolic == "steps" else (STEPS, "N")
+    infos = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [steps, batch, WIDTH])]
+    if lens:
+        infos.append(helper.make_tensor_value_info("lens", TensorProto.INT32, [batch]))
+    node = helper.make_node(op, ["x", "W", "R", "B"] + (["lens"] if lens else []), outputs,
+                            hidden_size=HIDDEN, direction=direction)
+    graph = helper.make_graph([node], "g", infos, [
+        helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                      [steps, directions, batch, HIDDEN])] + [
+        helper.make_tensor_value_info(o, TensorProto.FLOAT, [directions, batch, HIDDEN])
         for o in outputs[1:]],
         [helper.make_tensor(n, TensorProto.FLOAT, a.shape, a.reshape(-1))
          for n, a in weights.items()])
@@ -157,13 +164,15 @@ def test_a_symbolic_batch_compiles_once_and_runs_at_any_size(op="LSTM"):
     function = mlcir.build(from_onnx(model)).main
     session = ort.InferenceSession(model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
-    for batch in (3, 1):
-        feeds = {"x": (rng.standard_normal((STEPS, batch, WIDTH)) * 0.5).astype(np.float32),
-                 "lens": np.array([2, 3, 1][:batch], np.int32)}
+    for n in (3, 1) if symbolic == "batch" else (5, 2):
+        shape = (STEPS, n, WIDTH) if symbolic == "batch" else (n, BATCH, WIDTH)
+        feeds = {"x": (rng.standard_normal(shape) * 0.5).astype(np.float32)}
+        if lens:
+            feeds["lens"] = np.minimum(np.array([2, 3, 1][:shape[1]], np.int32), shape[0])
         got = function.run(feeds)
         for name, want in zip(outputs, session.run(None, feeds)):
             np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5,
-                                       err_msg=f"{name} at batch {batch}")
+                                       err_msg=f"{name} at {symbolic} {n}")
 
 
 def _op_names(module) -> list[str]:
@@ -209,8 +218,8 @@ def test_unknown_direction_and_activation_are_refused_naming_the_node():
         in message
 
 
-def test_a_dynamic_sequence_length_is_refused():
-    """The time loop is sized at import: the number of steps must be static."""
-    message = _refused({}, ["steps", 1, 2])
-    assert "'rnn1'" in message and "number of steps and the input size must be static" \
-        in message and "shape_dict" in message
+def test_symbolic_steps_and_batch_together_are_refused():
+    """One projection matmul over [T*N, I]: T and N cannot both be symbolic."""
+    message = _refused({}, ["steps", "batch", 2])
+    assert "'rnn1'" in message and "the input size must be static, and the number of steps " \
+        "or the batch" in message and "shape_dict" in message

@@ -414,7 +414,7 @@ class GraphBuilder:
 
     # -- a loop over steps (recurrent networks) ----------------------------------------------
 
-    def loop(self, steps: int, carried: Sequence[Value],
+    def loop(self, steps: SymbolicDim, carried: Sequence[Value],
              body: Callable[[ir.Value, list[ir.Value]], Sequence[Value]]) -> list[ir.Value]:
         """An ``scf.for`` of ``steps`` iterations in ``main``, carrying ``carried``;
         ``body(i, values)`` builds one iteration at the index ``i`` and returns the new
@@ -428,8 +428,8 @@ class GraphBuilder:
         saved = (dict(self._materialized), dict(self._scalars), dict(self._carriers))
         with self.loc:
             index = ir.IndexType.get()
-            bounds = [arith.ConstantOp(index, n).result for n in (0, steps, 1)]
-            for_op = scf.ForOp(*bounds, init)
+            lower, one = (arith.ConstantOp(index, n).result for n in (0, 1))
+            for_op = scf.ForOp(lower, self.index_size(steps), one, init)
             with ir.InsertionPoint(for_op.body):
                 current = list(for_op.inner_iter_args)
                 for arg, d in zip(current, dims):
@@ -451,11 +451,24 @@ class GraphBuilder:
             self._dims[result] = d
         return results
 
-    def index_from(self, last: int, i: ir.Value) -> ir.Value:
-        """``last - i`` (an index): a loop's steps taken backwards."""
+    def index_from(self, steps: SymbolicDim, i: ir.Value) -> ir.Value:
+        """``steps - 1 - i`` (an index): a loop's steps taken backwards."""
         with self.loc:
-            top = arith.ConstantOp(ir.IndexType.get(), last).result
-            return arith.SubIOp(top, i).result
+            one = arith.ConstantOp(ir.IndexType.get(), 1).result
+            return arith.SubIOp(arith.SubIOp(self.index_size(steps), one).result, i).result
+
+    def index_size(self, d: SymbolicDim) -> ir.Value:
+        """A size as an ``index``: a constant, or ``tensor.dim`` of a value with that dim (a
+        symbolic ``d`` must be one symbol, such as ``N``)."""
+        with self.loc:
+            if not isinstance(d, Dim):
+                return arith.ConstantOp(ir.IndexType.get(), int(d)).result
+            if len(d.terms) != 1 or list(d.terms.values()) != [1] or \
+                    len(next(iter(d.terms))) != 1:
+                raise NotExpressible(f"a size of {d} (only a value's dim)")
+            carrier, axis = self._carriers[next(iter(d.symbols))]
+            at = arith.ConstantOp(ir.IndexType.get(), axis).result
+            return tensor.DimOp(carrier, at).result
 
     def _sizes(self, v: ir.Value, dims: Sequence[SymbolicDim]) -> tuple[list[int], list]:
         """Static sizes (kDynamic where symbolic) and the run-time ones (``tensor.dim``)."""
@@ -505,17 +518,7 @@ class GraphBuilder:
     def empty(self, dims: Sequence[SymbolicDim], dtype: np.dtype) -> ir.Value:
         """An uninitialised tensor (a loop's output, every element written in it); a
         symbolic dim must be the dim of a value (``N``)."""
-        sizes: list[int | ir.Value] = []
-        for d in dims:
-            if not isinstance(d, Dim):
-                sizes.append(int(d))
-                continue
-            if len(d.terms) != 1 or list(d.terms.values()) != [1] or len(next(iter(d.terms))) != 1:
-                raise NotExpressible(f"an output of size {d} (only a value's dim)")
-            carrier, axis = self._carriers[next(iter(d.symbols))]
-            with self.loc:
-                at = arith.ConstantOp(ir.IndexType.get(), axis).result
-                sizes.append(tensor.DimOp(carrier, at).result)
+        sizes = [self.index_size(d) if isinstance(d, Dim) else int(d) for d in dims]
         with self.loc:
             result = tensor.EmptyOp(sizes, mlir_element_type(signless_dtype(dtype))).result
         self._dims[result] = tuple(dims)

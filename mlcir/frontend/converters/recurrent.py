@@ -20,7 +20,7 @@ from mlir import ir
 
 from ..builder import GraphBuilder
 from ..converter import Converter, Node, Value, converter, require
-from ..symbolic import SymbolicDim
+from ..symbolic import Dim, SymbolicDim
 from .elementwise import _elu, _hard_sigmoid, _softplus
 from .tensor import _slice_along
 
@@ -154,13 +154,11 @@ class _Recurrent(Converter):
         layout = int(node.attr("layout", 0))
         if layout:
             x = cx.op("permute_dims", x, axes=[1, 0, 2])
-        steps, _, width = cx.shape(x)
-        if steps is None or width is None:
-            raise cx.error(f"{node.op_type}'s X has the shape {list(cx.dims(x))}: the number of "
-                           "steps and the input size must be static (the time loop and the "
-                           "input projection are sized at import; from_onnx's shape_dict can "
-                           "fix them)")
-        batch = cx.dims(x)[1]  # static, or a symbol
+        steps, batch, width = cx.dims(x)  # static, or symbols
+        if isinstance(width, Dim) or (isinstance(steps, Dim) and isinstance(batch, Dim)):
+            raise cx.error(f"{node.op_type}'s X has the shape {list(cx.dims(x))}: the input size "
+                           "must be static, and the number of steps or the batch (one "
+                           "projection matmul over both; from_onnx's shape_dict can fix them)")
         directions = 2 if node.attr("direction", "forward") == "bidirectional" else 1
         hidden = int(node.attr("hidden_size", cx.static_shape(r, "R")[-1]))
         size = cls.gates * hidden
@@ -185,7 +183,7 @@ class _Recurrent(Converter):
             initial = [None if s is None else cx.op("permute_dims", s, axes=[1, 0, 2])
                        for s in initial]
         lens = given(4)
-        if isinstance(lens, np.ndarray) and (lens == steps).all():
+        if isinstance(lens, np.ndarray) and isinstance(steps, int) and (lens == steps).all():
             lens = None  # every row runs the whole sequence: nothing to mask
         acts = cls.activations(cx, node, directions)
         peepholes = given(7)
@@ -216,13 +214,12 @@ class _Recurrent(Converter):
                    acts: list[Activation], lens: Value | None, reverse: bool
                    ) -> tuple[Value, list[Value]]:
         """Every step of one direction: its outputs [T, B, H] in time order and final state."""
-        steps, _, size = cx.shape(xw)
-        batch = cx.dims(xw)[1]
+        steps, batch, size = cx.dims(xw)
         gather = None
         if lens is not None:
             lens = cx.astype(lens, np.dtype(np.int64))
             if reverse:  # each row reversed within its own length, then run forwards
-                times = np.arange(steps, dtype=np.int64).reshape(-1, 1)
+                times = _reshape(cx, cx.iota(steps), [steps, 1])
                 row_lens = _reshape(cx, lens, [1, batch])
                 valid = cx.op("less", times, row_lens)
                 back = cx.op("subtract", cx.op("subtract", row_lens, np.array(1, np.int64)),
@@ -246,18 +243,17 @@ class _Recurrent(Converter):
         """The steps as an ``scf.for`` in ``main`` (:meth:`GraphBuilder.loop`): the state and
         the outputs [T, B, H] carried, each step's cell one fused kernel; a row past its
         length keeps its state by a 0/1 mask (no booleans inside the loop)."""
-        steps, _, _ = cx.shape(xw)
-        batch = cx.dims(xw)[1]
+        steps, batch, _ = cx.dims(xw)
         hidden = cx.shape(state[0])[1]
         dtype = cx.dtype(xw)
         mask = None
         if lens is not None:
-            times = np.arange(steps, dtype=np.int64).reshape(-1, 1)
+            times = _reshape(cx, cx.iota(steps), [steps, 1])
             running = cx.op("less", times, _reshape(cx, lens, [1, batch]))
             mask = _reshape(cx, cx.astype(running, dtype), [steps, batch, 1])
 
         def body(i: ir.Value, values: list[ir.Value]) -> list[Value]:
-            t = cx.index_from(steps - 1, i) if reverse else i
+            t = cx.index_from(steps, i) if reverse else i
             *old, ys = values
             new = cls.step(cx, node, cx.slice_at(xw, t), old, *weights, acts)
             out = new[0]
