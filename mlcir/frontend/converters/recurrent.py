@@ -4,11 +4,10 @@ The input projection of every step and both directions is one matmul (``[T*B, I]
 [I, D*G*H]``, the input and recurrent biases folded into it); each step then adds its row to
 ``h x R^T`` (a matmul whose constant weight graph-pack-weights packs) and applies the gates, a
 short elementwise chain that graph-fuse-ops fuses. The steps are an ``scf.for`` carrying
-the state and the outputs (:meth:`GraphBuilder.loop`); the batch may be symbolic, the number
-of steps must be static
-(docs/frontend.md#recurrent-networks). ``sequence_lens`` masks each batch row (its state
-frozen, its outputs zero past its length); the reverse direction reads each row reversed
-within its own length (a gather)."""
+the state and the outputs (:meth:`GraphBuilder.loop`); the batch or the number of steps may
+be symbolic (docs/frontend.md#recurrent-networks). ``sequence_lens`` masks each batch row
+(its state frozen, its outputs zero past its length); the reverse direction reads each row
+reversed within its own length (a gather)."""
 
 from __future__ import annotations
 
