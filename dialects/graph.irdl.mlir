@@ -175,6 +175,15 @@ irdl.dialect @graph {
     %a1 = irdl.base "#builtin.integer"
     irdl.attributes {"axes" = %a0, "keepdims" = %a1}
   }
+  irdl.operation @prod {
+    %o0 = irdl.any
+    irdl.operands(x: %o0)
+    %r0 = irdl.any
+    irdl.results(result: %r0)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.integer"
+    irdl.attributes {"axes" = %a0, "keepdims" = %a1}
+  }
   irdl.operation @leaky_relu {
     %o0 = irdl.any
     irdl.operands(x: %o0)

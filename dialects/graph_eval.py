@@ -206,6 +206,7 @@ def _np_pad(x: np.ndarray, pads: np.ndarray, value: np.ndarray, mode: str) -> np
 _np_sum = _np_reduce(lambda x, **kw: np.sum(x, dtype=x.dtype, **kw))
 _np_max = _np_reduce(np.max)
 _np_min = _np_reduce(np.min)
+_np_prod = _np_reduce(lambda x, **kw: np.prod(x, dtype=x.dtype, **kw))
 
 
 def _np_matmul_packed(lhs: np.ndarray, packed: np.ndarray) -> np.ndarray:

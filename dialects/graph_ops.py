@@ -15,7 +15,8 @@ from .graph_blocked import _conv2d_nchwc, _layout_transform, _np_conv2d_nchwc, \
 from .graph_eval import _divide, _erf, _np_avg_pool2d, _np_clip, _np_conv2d, _np_float, \
     _np_gather_elements, _np_gelu, _np_isinf, _np_layer_norm, _np_log_softmax, \
     _np_matmul_packed, _np_max, _np_max_pool2d, _np_mean, _np_min, _np_pad, _np_pad_window, \
-    _np_reshape, _np_scatter_rows, _np_shift, _np_softmax, _np_strided_slice, _np_sum, _np_take
+    _np_prod, _np_reshape, _np_scatter_rows, _np_shift, _np_softmax, _np_strided_slice, \
+    _np_sum, _np_take
 from .graph_shape_ops import _broadcast_to, _gather_elements, _iota, _pad, _reshape, \
     _scatter_rows, _strided_slice, _take
 from .graph_shapes import _astype, _boolean_elementwise, _broadcasting, _clip_check, \
@@ -116,6 +117,9 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
     OpDef(DIALECT, "min", ("x",), _reduction, attrs=_REDUCTION_ATTRS,
           summary="Reduction: the minimum over `axes` (numpy semantics).", pattern="reduction",
           evaluate=_np_min),
+    OpDef(DIALECT, "prod", ("x",), _reduction, attrs=_REDUCTION_ATTRS,
+          summary="Reduction: the product over `axes` (numpy semantics).", pattern="reduction",
+          evaluate=_np_prod),
     OpDef(DIALECT, "leaky_relu", ("x",), _unary,
           attrs=(AttrDef("alpha", "float", "slope for x < 0"),), check=_leaky_relu_check,
           summary="x if x >= 0 else alpha * x.", pattern="elementwise",

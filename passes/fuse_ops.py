@@ -230,6 +230,18 @@ class _Outliner:
                 func.ReturnOp([lookup(tip.results[0])])
 
 
+def _blocks(op: ir.Operation) -> list[ir.Block]:
+    """The blocks of ``op``'s regions and of the ops nested in them (a loop's body in a graph
+    function fuses like the function's own block)."""
+    found = []
+    for region in op.regions:
+        for block in region.blocks:
+            found.append(block)
+            for inner in block.operations:
+                found.extend(_blocks(inner.operation))
+    return found
+
+
 def fuse_ops(module: ir.Module | ir.Operation, *, max_ops: int = DEFAULT_MAX_OPS) -> list[str]:
     """Fuse the graph functions of ``module`` in place; returns the names of the primitive
     functions created (each may be called several times)."""
@@ -239,7 +251,7 @@ def fuse_ops(module: ir.Module | ir.Operation, *, max_ops: int = DEFAULT_MAX_OPS
         if (graph.PRIMITIVE_ATTR in fn.attributes or KERNEL_ATTR in fn.attributes
                 or not fn.regions[0].blocks):
             continue
-        for block in fn.regions[0].blocks:
+        for block in _blocks(fn.operation):
             for group in partition(block, max_ops=max_ops):
                 if len(group.ops) > 1:
                     outliner.outline(group)

@@ -208,6 +208,12 @@ SINGLE_OPS = [
     case("ReduceSum", [[2, 3, 4]], inits={"axes": i64(1)}, opset=13, id="ReduceSum-v13"),
     case("ReduceSum", [[2, 3, 4]], {"keepdims": 0}, id="ReduceSum-all-axes"),
     case("ReduceSum", [[2, 3, 4]], {"noop_with_empty_axes": 1}, id="ReduceSum-noop"),
+    case("ReduceProd", [[2, 3, 4]], {"axes": [0, 2], "keepdims": 0}, opset=13,
+         id="ReduceProd-v13"),
+    case("ReduceProd", [[2, 3, 4]], inits={"axes": i64(-2)}, opset=18, id="ReduceProd-v18"),
+    case("ReduceProd", [[2, 3, 4]], {"keepdims": 0}, opset=18, id="ReduceProd-all-axes"),
+    case("ReduceProd", [[2, 3, 4]], {"noop_with_empty_axes": 1}, opset=18,
+         id="ReduceProd-noop"),
     # shapes and data movement
     case("Reshape", [[2, 3, 4]], inits={"shape": i64(4, -1)}),
     case("Reshape", [[2, 3, 4]], inits={"shape": i64(0, 12)}, id="Reshape-copy-dim"),
@@ -315,6 +321,7 @@ def test_every_supported_op_is_tested():
     # inference of its function body fails, so not through single_op).
     tested = {p.values[0] for p in SINGLE_OPS} | {"MeanVarianceNormalization", "OneHot"} | {
                   "Attention", "RotaryEmbedding"} | {  # tests/test_frontend_llm_ops.py
+                  "LSTM", "GRU", "RNN"} | {  # tests/test_frontend_recurrent.py
                   "CastLike", "BitwiseAnd", "BitwiseOr",
                                                   "BitwiseXor", "BitwiseNot", "Mod"} | \
         boolean_ops | shape_ops
@@ -672,6 +679,25 @@ def test_outputs_that_are_inputs_or_constants():
 
 # ----------------------------------------------------------------------------------------------
 # (c) Errors
+
+
+def test_data_sized_results_are_refused_with_the_reason():
+    """NonZero and NonMaxSuppression on run-time values (result sizes known only after the
+    kernel runs) are refused, each node named with why."""
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"], name="nz"),
+             helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="nms")]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F32, [2, 3]),
+                           helper.make_tensor_value_info("boxes", F32, [1, 4, 4]),
+                           helper.make_tensor_value_info("scores", F32, [1, 1, 4])],
+                   [helper.make_tensor_value_info("nz", TensorProto.INT64, [2, None]),
+                    helper.make_tensor_value_info("sel", TensorProto.INT64, [None, 3])])
+    with pytest.raises(FrontendError) as info:
+        from_onnx(model)
+    message = str(info.value)
+    for where in ("node 'nz' (NonZero", "node 'nms' (NonMaxSuppression"):
+        assert f"{where}, opset {om.DEFAULT_OPSET}): unsupported op" in message
+    assert message.count("the size of its result depends on the values") == 2
+
 
 def test_unsupported_nodes_are_listed_together():
     nodes = [

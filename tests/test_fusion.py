@@ -133,6 +133,36 @@ def test_group_size_and_dynamic_results():
         np.testing.assert_allclose(out, np.maximum(np.exp(x), 0), rtol=1e-6)
 
 
+@pytest.mark.usefixtures("ctx")
+def test_ops_in_a_loop_body_fuse_and_the_loop_runs():
+    """A loop in a graph function (a recurrent network's steps): the ops of its body fuse
+    like the function's own, and the state carried through materialize_in_destination
+    runs in place."""
+    source = """
+    func.func @main(%x: tensor<4x8xf32>, %h0: tensor<1x8xf32>) -> tensor<1x8xf32> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%h = %h0) -> (tensor<1x8xf32>) {
+        %row = tensor.extract_slice %x[%i, 0] [1, 8] [1, 1]
+            : tensor<4x8xf32> to tensor<1x8xf32>
+        %s = "graph.add"(%h, %row) : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+        %t = "graph.tanh"(%s) : (tensor<1x8xf32>) -> tensor<1x8xf32>
+        %n = bufferization.materialize_in_destination %t in %h
+            : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+        scf.yield %n : tensor<1x8xf32>
+      }
+      return %r : tensor<1x8xf32>
+    }"""
+    x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    want = np.zeros((1, 8), np.float32)
+    for row in x:
+        want = np.tanh(want + row)
+    built = mlcir.build(mlcir.parse(source))
+    np.testing.assert_allclose(built.main(x, np.zeros((1, 8), np.float32)), want, rtol=1e-6)
+    assert fuse_ops(mlcir.parse(source)) == ["fused_add_tanh"]
+
+
 def _layers(count, rng):
     """``count`` identical dense+relu layers with different weights (constants)."""
     weights = [(rng.standard_normal((32, 32)) * 0.2).astype(np.float32) for _ in range(count)]

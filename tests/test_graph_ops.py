@@ -210,6 +210,18 @@ def test_int_reductions(op):
     check(op, [x], dict(axes=[1], keepdims=0), reference)
 
 
+@pytest.mark.parametrize("axes, keepdims", [([1], 0), ([0, 2], 1)])
+def test_prod_reduction(axes, keepdims):
+    """The product (ReduceProd's op): identity 1, floats and wrapping integers."""
+    x = normal(3, 5, 8)
+    check("prod", [x], dict(axes=axes, keepdims=keepdims),
+          lambda v: np.prod(v.astype(np.float64), axis=tuple(axes),
+                            keepdims=bool(keepdims)).astype(np.float32))
+    n = ints(4, 7, low=-5, high=5)
+    check("prod", [n], dict(axes=axes[:1], keepdims=keepdims),
+          lambda v: np.prod(v, axis=axes[0], keepdims=bool(keepdims)).astype(np.int32))
+
+
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_softmax(axis):
     x = normal(4, 6, 10) * 5

@@ -70,6 +70,12 @@ BUILDERS = {
         lambda: om.transformer_encoder(batch="B", seq=8, d_model=32, heads=2, ffn=64),
         lambda: om.transformer_encoder_inputs(batch=2, seq=8, d_model=32),
         {"y": (2, 8, 32)}),
+    "recurrent_layer_lstm": (lambda: om.recurrent_layer("LSTM", 5, 2, 3, 4),
+                             lambda: om.recurrent_layer_inputs(5, 2, 3),
+                             {"y": (5, 1, 2, 4), "y_h": (1, 2, 4), "y_c": (1, 2, 4)}),
+    "recurrent_layer_gru_bidirectional": (
+        lambda: om.recurrent_layer("GRU", 5, 2, 3, 4, "bidirectional"),
+        lambda: om.recurrent_layer_inputs(5, 2, 3), {"y": (5, 2, 2, 4), "y_h": (2, 2, 4)}),
 }
 
 

@@ -87,6 +87,8 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32
   %2 = "graph.max"(%x) {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
   // CHECK: "graph.min"(%{{.*}}) {axes = array<i64: 0, 1, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<f32>
   %3 = "graph.min"(%x) {axes = array<i64: 0, 1, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<f32>
+  // CHECK: "graph.prod"(%{{.*}}) {axes = array<i64: 2>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+  %7 = "graph.prod"(%x) {axes = array<i64: 2>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
   // CHECK: "graph.softmax"(%{{.*}}) {axis = 1 : i64}
   %4 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   // CHECK: "graph.log_softmax"(%{{.*}}) {axis = 2 : i64}

@@ -1,7 +1,7 @@
 // graph-fuse-ops: groups become private graph.primitive functions called from the graph.
 // An anchor takes its elementwise/broadcast epilogues; light ops merge with light producers;
 // a value with several users ends its group; constants are arguments, not captured; identical
-// groups share one function, a group with other types gets its own (_1).
+// groups share one function, a group with other types gets its own (_1); a loop body fuses too.
 // RUN: mlcir-opt %s --split-input-file --graph-fuse-ops | FileCheck %s
 
 // CHECK-LABEL: func.func @layers
@@ -81,4 +81,26 @@ func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = "graph.exp"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
   %1 = "graph.relu"(%0) : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// The body of a loop in a graph function (a recurrent network's steps) fuses like the
+// function's own block; a value from outside the loop is an argument of the group.
+// CHECK-LABEL: func.func @steps
+// CHECK: scf.for
+// CHECK: %[[ROW:.*]] = tensor.extract_slice
+// CHECK-NEXT: call @fused_add_tanh(%{{.*}}, %[[ROW]]) : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+// CHECK-LABEL: func.func private @fused_add_tanh
+func.func @steps(%x: tensor<4x8xf32>, %h0: tensor<1x8xf32>) -> tensor<1x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%h = %h0) -> (tensor<1x8xf32>) {
+    %row = tensor.extract_slice %x[%i, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<1x8xf32>
+    %s = "graph.add"(%h, %row) : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+    %t = "graph.tanh"(%s) : (tensor<1x8xf32>) -> tensor<1x8xf32>
+    scf.yield %t : tensor<1x8xf32>
+  }
+  return %r : tensor<1x8xf32>
 }

@@ -17,12 +17,12 @@ needs one (:meth:`GraphBuilder.dim_value`: an ``iota`` of a value that has that 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import arith, bufferization, scf, tensor
 
 from mlcir.dialects import graph
 from mlcir.dialects.dtypes import constant_attr, mlir_element_type, numpy_dtype, signless_dtype
@@ -409,6 +409,119 @@ class GraphBuilder:
                 else:
                     joined[d] = next((p[d] for p in dims if isinstance(p[d], Dim)), None)
             self._name_dims(result, joined)
+        return result
+
+
+    # -- a loop over steps (recurrent networks) ----------------------------------------------
+
+    def loop(self, steps: SymbolicDim, carried: Sequence[Value],
+             body: Callable[[ir.Value, list[ir.Value]], Sequence[Value]]) -> list[ir.Value]:
+        """An ``scf.for`` of ``steps`` iterations in ``main``, carrying ``carried``;
+        ``body(i, values)`` builds one iteration at the index ``i`` and returns the new
+        values. Each is yielded through ``bufferization.materialize_in_destination`` into its
+        carried tensor, or as it is when it is an :meth:`insert_at` into it: the loop then
+        bufferizes in place (a new tensor yielded instead needs ownership flags that the
+        LLVM lowering cannot store, docs/frontend.md#recurrent-networks). Nothing the body
+        materialises (constants, run-time sizes) is reused after the loop."""
+        init = [self.value(v) for v in carried]
+        dims = [self.dims(v) for v in init]
+        saved = (dict(self._materialized), dict(self._scalars), dict(self._carriers))
+        with self.loc:
+            index = ir.IndexType.get()
+            lower, one = (arith.ConstantOp(index, n).result for n in (0, 1))
+            for_op = scf.ForOp(lower, self.index_size(steps), one, init)
+            with ir.InsertionPoint(for_op.body):
+                current = list(for_op.inner_iter_args)
+                for arg, d in zip(current, dims):
+                    self._dims[arg] = d
+                new = [self.value(v) for v in body(for_op.induction_variable, current)]
+                yielded = []
+                for value, into in zip(new, current):
+                    owner = value.owner
+                    if isinstance(owner, ir.Operation):
+                        owner = owner.opview
+                    if not (isinstance(owner, tensor.InsertSliceOp) and owner.dest == into):
+                        value = bufferization.MaterializeInDestinationOp(
+                            into.type, value, into).result
+                    yielded.append(value)
+                scf.YieldOp(yielded)
+        self._materialized, self._scalars, self._carriers = saved
+        results = list(for_op.results)
+        for result, d in zip(results, dims):
+            self._dims[result] = d
+        return results
+
+    def index_from(self, steps: SymbolicDim, i: ir.Value) -> ir.Value:
+        """``steps - 1 - i`` (an index): a loop's steps taken backwards."""
+        with self.loc:
+            one = arith.ConstantOp(ir.IndexType.get(), 1).result
+            return arith.SubIOp(arith.SubIOp(self.index_size(steps), one).result, i).result
+
+    def index_size(self, d: SymbolicDim) -> ir.Value:
+        """A size as an ``index``: a constant, or ``tensor.dim`` of a value with that dim (a
+        symbolic ``d`` must be one symbol, such as ``N``)."""
+        with self.loc:
+            if not isinstance(d, Dim):
+                return arith.ConstantOp(ir.IndexType.get(), int(d)).result
+            if len(d.terms) != 1 or list(d.terms.values()) != [1] or \
+                    len(next(iter(d.terms))) != 1:
+                raise NotExpressible(f"a size of {d} (only a value's dim)")
+            carrier, axis = self._carriers[next(iter(d.symbols))]
+            at = arith.ConstantOp(ir.IndexType.get(), axis).result
+            return tensor.DimOp(carrier, at).result
+
+    def _sizes(self, v: ir.Value, dims: Sequence[SymbolicDim]) -> tuple[list[int], list]:
+        """Static sizes (kDynamic where symbolic) and the run-time ones (``tensor.dim``)."""
+        dyn = ir.ShapedType.get_dynamic_size()
+        static, dynamic = [], []
+        for axis, d in enumerate(dims):
+            if isinstance(d, Dim):
+                static.append(dyn)
+                with self.loc:
+                    at = arith.ConstantOp(ir.IndexType.get(), axis + 1).result
+                    dynamic.append(tensor.DimOp(v, at).result)
+            else:
+                static.append(int(d))
+        return static, dynamic
+
+    def slice_at(self, v: Value, i: ir.Value) -> Value:
+        """``v[i]`` at a run-time index ``i`` along axis 0 (the axis dropped)."""
+        v = self.value(v)
+        rest = list(self.dims(v))[1:]
+        static, dynamic = self._sizes(v, rest)
+        dyn = ir.ShapedType.get_dynamic_size()  # kDynamic, for offsets too
+        shape = (1, *[None if s == dyn else s for s in static])
+        with self.loc:
+            row = tensor.ExtractSliceOp(tensor_type(shape, self.dtype(v)), v, [i], dynamic, [],
+                                        [dyn] + [0] * len(rest), [1, *static],
+                                        [1] * (len(rest) + 1)).result
+        self._dims[row] = (1, *rest)
+        return self._reshape_dims(row, rest)
+
+    def insert_at(self, dest: ir.Value, v: Value, i: ir.Value) -> ir.Value:
+        """``dest`` with ``dest[i] = v`` at a run-time index ``i`` along axis 0."""
+        rest = list(self.dims(dest))[1:]
+        row = self.value(self._reshape_dims(v, [1, *rest]))
+        static, dynamic = self._sizes(dest, rest)
+        dyn = ir.ShapedType.get_dynamic_size()
+        with self.loc:
+            result = tensor.InsertSliceOp(row, dest, [i], dynamic, [], [dyn] + [0] * len(rest),
+                                          [1, *static], [1] * (len(rest) + 1)).result
+        self._dims[result] = self.dims(dest)
+        return result
+
+    def _reshape_dims(self, v: Value, dims: Sequence[SymbolicDim]) -> Value:
+        if all(not isinstance(d, Dim) for d in dims):
+            return self.reshape(v, [int(d) for d in dims])
+        return self.reshape_to(v, dims)
+
+    def empty(self, dims: Sequence[SymbolicDim], dtype: np.dtype) -> ir.Value:
+        """An uninitialised tensor (a loop's output, every element written in it); a
+        symbolic dim must be the dim of a value (``N``)."""
+        sizes = [self.index_size(d) if isinstance(d, Dim) else int(d) for d in dims]
+        with self.loc:
+            result = tensor.EmptyOp(sizes, mlir_element_type(signless_dtype(dtype))).result
+        self._dims[result] = tuple(dims)
         return result
 
 

@@ -6,7 +6,8 @@ Two passes over the nodes, in graph order:
    nodes whose inputs are all known (folded, see :mod:`.folding`) and ``Shape`` of a tensor
    whose dims are static. ``Shape``/``Size`` of a tensor with symbolic dims, and the shape
    arithmetic on it (:data:`.symbolic.FOLDERS`), are *symbolic*: folded while building, when
-   the dims are known as symbols. Every other node needs a converter for the model's opset
+   the dims are known as symbols. An If, Loop or Scan is replaced by its subgraph's nodes, planned
+   next (:mod:`.control_flow`). Every other node needs a converter for the model's opset
    whose checks pass; every problem of every node is collected and reported in one
    :class:`~mlcir.errors.FrontendError`.
 2. **Build**: ``main(graph inputs...) -> graph outputs`` is built with the converters; its
@@ -32,6 +33,7 @@ from mlcir.errors import FrontendError
 from mlcir.ir import make_context, verify_module
 
 from .builder import GraphBuilder, tensor_type
+from .control_flow import expand
 from .folding import can_fold, fold
 from .loader import LoadedModel, ModelSource, Shape, load
 from .loader import tensor_type as onnx_tensor_type
@@ -78,9 +80,19 @@ def plan(loaded: LoadedModel
     symbolic: set[int] = set()
     symbolic_values: set[str] = set()
     problems: list[tuple[str, str]] = []
-    for index, proto in enumerate(loaded.model.graph.node):
+    pending = list(reversed(loaded.model.graph.node))  # a stack: If/Loop push their nodes
+    types = dict(types)
+    while pending:
+        proto = pending.pop()
+        index = len(nodes)
         node = Node(proto, index, loaded.opset,
                     [_input_info(name, constants, types) for name in proto.input])
+        if node.op_type in ("If", "Loop", "Scan") and node.domain == "ai.onnx":
+            try:
+                pending.extend(reversed(expand(node, constants.get, types)))
+            except ValueError as e:
+                problems.append((node.describe(), str(e)))
+            continue
         nodes.append(node)
         known = [i.constant for i in node.inputs]
         try:
@@ -153,7 +165,8 @@ def _check(node: Node, table: dict[str, type[Converter]], symbolic_values: set[s
     if cls is None or cls.impl(node.opset) is None:
         folded = ("" if node.op_type not in _FOLD_ONLY
                   else " (it is folded only when all its inputs are constants)")
-        return [f"unsupported op{folded}"]
+        why = f": {_NOT_YET[node.op_type]}" if node.op_type in _NOT_YET else ""
+        return [f"unsupported op{folded}{why}"]
     problems = []
     missing = [op for op in cls.needed_graph_ops() if op not in graph.OPS]
     if missing:
@@ -186,6 +199,12 @@ def _unsigned_ops(table: dict[str, type[Converter]]) -> list[str]:
 
 # Ops with no converter that still import when their inputs are constants (shape arithmetic).
 _FOLD_ONLY = {"NonZero", "Tile", "ScatterND", "OneHot", "EyeLike", "CumSum"}
+_DATA_SIZED = ("the size of its result depends on the values, and compiled functions allocate "
+               "their results from the input shapes only (issue 42)")
+# Ops refused with the reason (docs/frontend.md, "Still refused").
+_NOT_YET = {
+    "NonZero": _DATA_SIZED, "NonMaxSuppression": _DATA_SIZED,
+}
 
 
 def _problems_error(loaded: LoadedModel, problems: list[tuple[str, str]]) -> FrontendError:

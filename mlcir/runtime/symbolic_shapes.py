@@ -7,7 +7,9 @@ graph op's dims come from :func:`mlcir.dialects.dims.result_dims`: its own shape
 table's ``infer``) evaluated with *probe* sizes of the symbols, a dynamic result dim matched
 to an operand dim that it follows exactly (``N`` through matmul, add, relu…) or affinely
 (``N - 1`` for a slice); a reshape's dims worked out exactly (``N*S`` for a flatten, ``N``
-again when it is split back). ``tensor.concat`` adds its operands' dims along its axis.
+again when it is split back). ``tensor.concat`` adds its operands' dims along its axis; an
+``scf.for`` whose carried tensors are written in place keeps their dims, and a
+``tensor.empty`` sized by ``tensor.dim`` of a value has that value's dims.
 Anything else (an op whose dim cannot be matched) leaves the dim unknown: a result with one
 then needs an output array from the caller, as before.
 """
@@ -15,7 +17,7 @@ then needs an output array from the caller, as before.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 from mlir import ir
 
@@ -88,6 +90,50 @@ def _callee(call: ir.Operation) -> ir.Operation | None:
     return None
 
 
+def _defining(value: ir.Value) -> ir.Operation | None:
+    """The op that defines ``value`` (None for a block argument)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation if isinstance(owner, ir.OpView) else owner
+
+
+def _empty_dims(op: ir.Operation, of: Callable[[ir.Value], Dims]) -> Dims:
+    """A ``tensor.empty``'s dims: a dynamic size read by ``tensor.dim`` of a value at a
+    constant axis is that value's dim (unknown otherwise)."""
+    sizes = iter(op.operands)
+    dims: list[int | Dim | None] = []
+    for d in _static_dims(op.results[0].type):
+        if d is None:
+            size = _defining(next(sizes))
+            d = None
+            if size is not None and size.name == "tensor.dim":
+                source, axis = size.operands
+                index = _defining(axis)
+                if index is not None and index.name == "arith.constant":
+                    source_dims = of(source)
+                    at = ir.IntegerAttr(index.attributes["value"]).value
+                    d = source_dims[at] if at < len(source_dims) else None
+        dims.append(d)
+    return tuple(dims)
+
+
+def _carried_in_place(loop: ir.Operation) -> bool:
+    """Whether an ``scf.for`` yields each carried tensor written into itself
+    (``materialize_in_destination`` or ``insert_slice`` into its iteration argument): its
+    results then have their initial values' sizes (a recurrent network's time loop)."""
+    body = loop.regions[0].blocks[0]
+    carried = list(body.arguments)[1:]
+    yielded = list(list(body.operations)[-1].operands)
+    for value, arg in zip(yielded, carried):
+        owner = _defining(value)
+        if owner is None or owner.name not in ("bufferization.materialize_in_destination",
+                                               "tensor.insert_slice") \
+                or owner.operands[1] != arg:
+            return False
+    return True
+
+
 def _body_dims(fn: ir.Operation, arg_dims: Sequence[Dims], depth: int = 0) -> list[Dims]:
     """The dims of ``fn``'s results from its arguments' dims."""
     entry = fn.regions[0].blocks[0]
@@ -108,6 +154,10 @@ def _body_dims(fn: ir.Operation, arg_dims: Sequence[Dims], depth: int = 0) -> li
             new = _concat_dims(op.operation, operands)
         elif name == "func.call" and depth < 8 and (callee := _callee(op.operation)) is not None:
             new = _body_dims(callee, operands, depth + 1) or new
+        elif name == "tensor.empty":
+            new = [_empty_dims(op.operation, of)]
+        elif name == "scf.for" and _carried_in_place(op.operation):
+            new = operands[3:]  # the initial values' dims (lower, upper, step come first)
         for result, value_dims in zip(op.results, new):
             dims[result] = value_dims
     return []

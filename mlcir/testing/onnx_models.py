@@ -32,7 +32,7 @@ from onnx import TensorProto, helper, numpy_helper, shape_inference
 __all__ = [
     "DEFAULT_OPSET", "bert_encoder_layer", "bert_encoder_layer_inputs", "example_inputs",
     "mlp", "mlp_inputs", "mnist_cnn", "mnist_cnn_inputs", "mobilenet_v2_blocks",
-    "mobilenet_v2_blocks_inputs", "reference", "resnet50_bottleneck",
+    "mobilenet_v2_blocks_inputs", "recurrent_layer", "recurrent_layer_inputs", "reference", "resnet50_bottleneck",
     "resnet50_bottleneck_inputs", "resnet50_stem", "resnet50_stem_inputs", "resnet_basic_block",
     "resnet_basic_block_inputs", "resnet_block", "resnet_block_inputs", "single_op",
     "single_op_inputs", "transformer_encoder", "transformer_encoder_inputs",
@@ -533,6 +533,37 @@ def bert_encoder_layer_inputs(batch: int = 1, seq: int = 128, width: int = 256,
 # --------------------------------------------------------------------------------------------
 # Single operators
 # --------------------------------------------------------------------------------------------
+
+def recurrent_layer(op: str = "LSTM", steps: int = 64, batch: int = 1, width: int = 256,
+                    hidden: int = 256, direction: str = "forward", opset: int = 14,
+                    seed: int = 0) -> onnx.ModelProto:
+    """One LSTM, GRU or RNN node over ``x[steps, batch, width]`` with its weights and biases
+    (std 1/sqrt(hidden), PyTorch's initial range) and all its outputs (Y, Y_h, and LSTM's
+    Y_c), as speech and older NLP models have it."""
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    directions = 2 if direction == "bidirectional" else 1
+    w = _Weights(seed)
+    std = 1.0 / math.sqrt(hidden)
+    w.normal("W", (directions, gates * hidden, width), std)
+    w.normal("R", (directions, gates * hidden, hidden), std)
+    w.normal("B", (directions, 2 * gates * hidden), std)
+    outputs = ["y", "y_h", "y_c"][:3 if op == "LSTM" else 2]
+    node = helper.make_node(op, ["x", "W", "R", "B"], outputs, name=op.lower(),
+                            hidden_size=hidden, direction=direction)
+    state = [directions, batch, hidden]
+    return _finish(op.lower(), [node],
+                   [helper.make_tensor_value_info("x", _F32, [steps, batch, width])],
+                   [helper.make_tensor_value_info("y", _F32, [steps, directions, batch, hidden])]
+                   + [helper.make_tensor_value_info(o, _F32, state) for o in outputs[1:]],
+                   w, opset, f"One {op} layer, {steps} steps, hidden size {hidden}.")
+
+
+def recurrent_layer_inputs(steps: int = 64, batch: int = 1, width: int = 256,
+                           seed: int = 0) -> dict[str, np.ndarray]:
+    """``{"x": float32[steps, batch, width]}``, standard normal."""
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((steps, batch, width)).astype(np.float32)}
+
 
 def zoo_resnet_v2(opset: int = 7, blocks: int = 2, channels: int = 16, hw: int = 32,
                   classes: int = 10, seed: int = 0) -> onnx.ModelProto:

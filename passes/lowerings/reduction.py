@@ -84,6 +84,7 @@ _COMBINE: dict[str, tuple[Callable[[ir.Type], ir.Value], Combine]] = {
     "sum": (lambda t: b.constant(0, t), b.add),
     "max": (b.lowest, b.maximum),
     "min": (b.highest, b.minimum),
+    "prod": (lambda t: b.constant(1, t), b.mul),
 }
 
 
@@ -100,7 +101,7 @@ def _reduction_dest_dims(inputs: Sequence[ir.Value], attrs: dict, _result: int
     return dims
 
 
-@lowering("sum", "max", "min", dest_dims=_reduction_dest_dims)
+@lowering("sum", "max", "min", "prod", dest_dims=_reduction_dest_dims)
 def lower_reduction(cx: LoweringContext) -> list[ir.Value]:
     (x,), (dest,) = cx.inputs, cx.dests
     make_identity, combine = _COMBINE[cx.op_name]

@@ -1,4 +1,4 @@
-"""Reductions: ReduceMean/ReduceSum/ReduceMax/ReduceMin -> graph.mean/sum/max/min.
+"""Reductions: ReduceMean/Sum/Max/Min/Prod -> graph.mean/sum/max/min/prod.
 
 ``axes`` moved from an attribute to an (optional, constant) input: at opset 13 for ReduceSum,
 at 18 for the others; the converters have one implementation for each form.
@@ -70,3 +70,10 @@ class ReduceMin(_Reduce):
     """ReduceMin -> graph.min (axes an input since opset 18)."""
 
     graph_op = "min"
+
+
+@converter
+class ReduceProd(_Reduce):
+    """ReduceProd -> graph.prod (axes an input since opset 18)."""
+
+    graph_op = "prod"
