@@ -1,0 +1,166 @@
+"""Tuning logs: TVM's JSON lines, read back, applied, and converted to mlcir's database.
+
+One line per measured config, TVM's layout (so TVM's log readers mostly carry over)::
+
+    {"input": [target, template name, args, kwargs],
+     "config": {"index": 36, "code_hash": null, "entity": [["tile_y", "sp", [-1, 64]], ...]},
+     "result": [[seconds, ...] or [error message], error_no, all_cost, timestamp],
+     "version": 0.2, "mlcir_version": "...", "workload": "<kernel hash>", "trace": {...}}
+
+``workload`` and ``trace`` are mlcir's additions: the kernel's hash and the decided schedule,
+which :func:`to_database` turns into records of mlcir's tuning database, so ``mlcir.build``,
+``mlcir compile --tuning-records`` and the CLI use them without the template.
+:func:`apply_history_best` makes template calls use each workload's fastest config.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+from mlir import ir
+
+from mlcir.errors import MlcirError
+from mlcir.target import Target
+from mlcir.tune.database import Database, Record, TuningDatabase
+from mlcir.version import __version__
+
+from .dispatcher import DispatchContext, FallbackContext, Workload
+from .measure import MeasureInput, MeasureResult
+from .space import ConfigEntity, ConfigSpace
+from .task import TASK_TABLE, Task, _canonical_args, create
+
+LOG_VERSION = 0.2
+
+
+class RecordError(MlcirError, ValueError):
+    """A tuning log line that cannot be read; the message names the file and the line."""
+
+
+def encode(inp: MeasureInput, result: MeasureResult) -> str:
+    """One log line (see the module docstring) for a measured config."""
+    task = inp.task
+    costs = list(result.costs) if result.ok else [str(c) for c in result.costs]
+    row: dict[str, Any] = {
+        "input": [str(inp.target), task.name, list(task.args), task.kwargs],
+        "config": inp.config.to_json_dict(),
+        "result": [costs, int(result.error_no), result.all_cost, result.timestamp],
+        "version": LOG_VERSION, "mlcir_version": __version__,
+    }
+    if task.kernel is not None:
+        row["workload"] = task.workload_hash
+    if inp.trace is not None:
+        row["trace"] = inp.trace
+    return json.dumps(row)
+
+
+def decode(line: str, where: str = "<line>") -> tuple[MeasureInput, MeasureResult]:
+    """The measured config of a log line; a :class:`RecordError` naming ``where`` if it is not
+    one."""
+    try:
+        row = json.loads(line)
+        target, name, args, kwargs = row["input"]
+        config = ConfigEntity.from_json_dict(row["config"])
+        costs, error_no, all_cost, timestamp = row["result"]
+    except (ValueError, KeyError, TypeError, MlcirError) as error:
+        raise RecordError(f"{where}: not an autotvm record ({type(error).__name__}: {error})"
+                          ) from None
+    task = Task(name, _canonical_args(args), Target.parse(target), TASK_TABLE.get(name, _missing),
+                kwargs=dict(kwargs or {}))
+    inp = MeasureInput(task.target, task, config, row.get("trace"))
+    result = MeasureResult(list(costs), int(error_no), float(all_cost), float(timestamp))
+    result.workload = row.get("workload")  # type: ignore[attr-defined]
+    return inp, result
+
+
+def _missing(*args: Any, **kwargs: Any) -> Any:
+    raise MlcirError("the template of this record is not registered in this process")
+
+
+def load_from_file(path: str | Path) -> Iterator[tuple[MeasureInput, MeasureResult]]:
+    """Every record of a log file, in order; blank lines are skipped, a corrupt line is a
+    :class:`RecordError` with the file and line number."""
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                yield decode(line, f"{path}:{number}")
+
+
+def _records(records: str | Path | Iterable[tuple[MeasureInput, MeasureResult]]
+             ) -> list[tuple[MeasureInput, MeasureResult]]:
+    if isinstance(records, (str, Path)):
+        return list(load_from_file(records))
+    return list(records)
+
+
+def pick_best(records: str | Path | Iterable[tuple[MeasureInput, MeasureResult]]
+              ) -> dict[Workload, tuple[MeasureInput, MeasureResult]]:
+    """The fastest successful record of each workload ``(template name, args)``."""
+    best: dict[Workload, tuple[MeasureInput, MeasureResult]] = {}
+    for inp, res in _records(records):
+        if not res.ok:
+            continue
+        key = inp.task.workload
+        if key not in best or res.mean < best[key][1].mean:
+            best[key] = (inp, res)
+    return best
+
+
+class ApplyHistoryBest(DispatchContext):
+    """Template calls get the fastest recorded config of their workload (a fallback, with a
+    warning, for a workload without one). ``target`` (optional) keeps only records measured
+    for that target key."""
+
+    def __init__(self, records: str | Path | Iterable[tuple[MeasureInput, MeasureResult]],
+                 target: str | Target | None = None):
+        rows = _records(records)
+        if target is not None:
+            key = Target.parse(target).key
+            rows = [(i, r) for i, r in rows if i.target.key == key]
+        self.rows = rows
+        self.best = pick_best(rows)
+        self._fallback = FallbackContext()
+
+    def query(self, target: Any, workload: Workload) -> ConfigSpace:
+        found = self.best.get(workload)
+        if found is None:
+            return self._fallback.query(target, workload)
+        return found[0].config
+
+
+def apply_history_best(records: str | Path | Iterable[tuple[MeasureInput, MeasureResult]],
+                       target: str | Target | None = None) -> ApplyHistoryBest:
+    """A context in which template calls build their best recorded config."""
+    return ApplyHistoryBest(records, target)
+
+
+def to_database(records: str | Path | Iterable[tuple[MeasureInput, MeasureResult]],
+                database: str | Path | TuningDatabase,
+                kernel_of: Callable[[MeasureInput], ir.Module] | None = None) -> TuningDatabase:
+    """Add the records to mlcir's tuning database (a work dir or a database object) and return
+    it: each record's kernel as a workload (``kernel_of(inp)``; default: the template,
+    registered in this process, created for the record's arguments) and its trace and times
+    as a record for its target. Records without a trace (TVM's own logs) are skipped."""
+    db = Database(database) if isinstance(database, (str, Path)) else database
+    kernels: dict[Workload, str] = {}
+    for inp, res in _records(records):
+        if inp.trace is None:
+            continue
+        key = inp.task.workload
+        if key not in kernels:
+            if kernel_of is not None:
+                kernel = kernel_of(inp)
+            else:
+                kernel = create(inp.task.name, inp.task.args, inp.target,
+                                **inp.task.kwargs).kernel
+            kernels[key] = db.commit_workload(kernel, inp.task.name).hash
+        ok = res.ok and all(isinstance(c, (int, float)) and math.isfinite(c) for c in res.costs)
+        db.commit_record(Record(kernels[key], inp.target.key, inp.trace,
+                                run_secs=list(res.costs) if ok else None,
+                                error=None if ok else str(res.costs[0] if res.costs else "failed"),
+                                timestamp=res.timestamp,
+                                info={"strategy": "autotvm", "config": inp.config.to_json_dict()}))
+    return db
