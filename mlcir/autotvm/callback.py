@@ -22,7 +22,8 @@ def log_to_file(file_out: str | Path | TextIO, protocol: str = "json") -> Callba
     if protocol != "json":
         raise ValueError(f"log_to_file: protocol {protocol!r} is not supported (json)")
 
-    def _callback(tuner: Any, inputs: list[MeasureInput], results: list[MeasureResult]) -> None:
+    def _callback(tuner: Any,  # noqa: ARG001 - the callback signature
+                  inputs: list[MeasureInput], results: list[MeasureResult]) -> None:
         lines = "".join(encode(i, r) + "\n" for i, r in zip(inputs, results))
         if isinstance(file_out, (str, Path)):
             with open(file_out, "a") as f:

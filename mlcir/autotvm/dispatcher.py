@@ -54,7 +54,7 @@ class ApplyConfig(DispatchContext):
     def __init__(self, config: ConfigSpace):
         self.config = config
 
-    def query(self, target: Any, workload: Workload) -> ConfigSpace:
+    def query(self, target: Any, workload: Workload) -> ConfigSpace:  # noqa: ARG002
         return self.config
 
 

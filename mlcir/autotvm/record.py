@@ -76,7 +76,7 @@ def decode(line: str, where: str = "<line>") -> tuple[MeasureInput, MeasureResul
     return inp, result
 
 
-def _missing(*args: Any, **kwargs: Any) -> Any:
+def _missing(*args: Any, **kwargs: Any) -> Any:  # noqa: ARG001 - stands for any template
     raise MlcirError("the template of this record is not registered in this process")
 
 

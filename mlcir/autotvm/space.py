@@ -33,7 +33,7 @@ class SplitEntity:
 
     size: tuple[int, ...]
 
-    def apply(self, sch: Schedule, block: Any, loop: LoopRV) -> list[LoopRV]:
+    def apply(self, sch: Schedule, block: Any, loop: LoopRV) -> list[LoopRV]:  # noqa: ARG002 - TVM's signature
         """Split ``loop`` of ``block`` by these factors. A split whose inner factors divide the
         extent goes through ``sample_perfect_tile`` with this decision, so its tile sizes are
         ``transform.tune.knob``s of the schedule's transform script; other splits (policy
@@ -79,7 +79,8 @@ class ReorderEntity:
 
     perm: tuple[int, ...]
 
-    def apply(self, sch: Schedule, block: Any, axes: Sequence[LoopRV]) -> list[LoopRV]:
+    def apply(self, sch: Schedule, block: Any,  # noqa: ARG002 - TVM's signature
+              axes: Sequence[LoopRV]) -> list[LoopRV]:
         """Reorder ``axes`` by this permutation; returns them in their new order."""
         if len(axes) != len(self.perm):
             raise ConfigError(f"reorder entity of {len(self.perm)} axes applied to {len(axes)}")
@@ -107,7 +108,8 @@ class AnnotateEntity:
 
     anns: tuple[str, ...]
 
-    def apply(self, sch: Schedule, block: Any, axes: Sequence[LoopRV]) -> None:
+    def apply(self, sch: Schedule, block: Any,  # noqa: ARG002 - TVM's signature
+              axes: Sequence[LoopRV]) -> None:
         """Unroll or vectorize each axis as chosen."""
         if len(axes) != len(self.anns):
             raise ConfigError(f"annotate entity of {len(self.anns)} axes applied to {len(axes)}")

@@ -113,7 +113,7 @@ class Tuner:
                     break
 
     def load_history(self, data_set: Iterable[tuple[MeasureInput, MeasureResult]],
-                     min_seed_records: int = 500) -> None:
+                     min_seed_records: int = 500) -> None:  # noqa: ARG002 - TVM's signature
         """Learn from earlier records of this task and do not measure them again
         (``min_seed_records`` is accepted for TVM's signature; every matching record is used)."""
         inputs, results = [], []

@@ -65,6 +65,9 @@ class XGBTuner(Tuner):
             raise TuningError(f"XGBTuner: unknown feature_type {feature_type!r} "
                               f"({', '.join(FEATURE_TYPES)})")
         self.plan_size, self.pool_size = plan_size, pool_size
+        # TVM's knobs of its own model and annealer, kept for reference (not used here)
+        self.num_threads, self.optimizer = num_threads, optimizer
+        self.diversity_filter_ratio, self.log_interval = diversity_filter_ratio, log_interval
         self.feature_type, self.loss_type = feature_type, loss_type
         self.model = _TunerModel(loss_type, seed)
         self._extractor = LoopNestFeatures()
