@@ -25,6 +25,8 @@ from mlir import ir
 
 from mlcir.errors import MlcirError
 from mlcir.target import Target
+from mlcir.targets.kernels import workload_hash
+from mlcir.tune.apply import records_in_scope
 from mlcir.tune.database import Database, Record, TuningDatabase
 from mlcir.version import __version__
 
@@ -112,7 +114,9 @@ def pick_best(records: str | Path | Iterable[tuple[MeasureInput, MeasureResult]]
 class ApplyHistoryBest(DispatchContext):
     """Template calls get the fastest recorded config of their workload (a fallback, with a
     warning, for a workload without one). ``target`` (optional) keeps only records measured
-    for that target key."""
+    for that target key. Inside the ``with`` block ``mlcir.build`` / ``mlcir.compile`` without
+    ``records=`` also use these records: each kernel whose hash a record names gets that
+    record's schedule (the fastest for the build's target), others their default."""
 
     def __init__(self, records: str | Path | Iterable[tuple[MeasureInput, MeasureResult]],
                  target: str | Target | None = None):
@@ -123,6 +127,34 @@ class ApplyHistoryBest(DispatchContext):
         self.rows = rows
         self.best = pick_best(rows)
         self._fallback = FallbackContext()
+        self._by_kernel: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        for inp, res in rows:
+            kernel = getattr(res, "workload", None) or (
+                inp.task.workload_hash if inp.task.kernel is not None else None)
+            if res.ok and inp.trace is not None and kernel is not None:
+                key = (kernel, inp.target.key)
+                if key not in self._by_kernel or res.mean < self._by_kernel[key][0]:
+                    self._by_kernel[key] = (res.mean, inp.trace)
+        self._scopes: list[Any] = []
+
+    def __enter__(self) -> "ApplyHistoryBest":
+        super().__enter__()
+        scope = records_in_scope(self)
+        scope.__enter__()
+        self._scopes.append(scope)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._scopes.pop().__exit__(*exc)
+        super().__exit__(*exc)
+
+    # the record source of a build (mlcir.targets.plan.RecordSource)
+    def trace_for(self, workload: ir.Module, target: Target) -> dict[str, Any] | None:
+        found = self._by_kernel.get((workload_hash(workload), target.key))
+        return found[1] if found else None
+
+    def specialized_shapes(self) -> dict[str, list[dict[str, list[int]]]]:
+        return {}
 
     def query(self, target: Any, workload: Workload) -> ConfigSpace:
         found = self.best.get(workload)

@@ -83,6 +83,8 @@ class Task:
     flop: float = 0.0
     kernel: ir.Module | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
+    weight: int = 1  # calls per model run (a task of extract_from_program)
+    label: str = ""  # the kernel's name in the model (a task of extract_from_program)
 
     @property
     def workload(self) -> Workload:
@@ -120,6 +122,14 @@ def create(task_name: str, args: tuple[Any, ...] | list[Any], target: str | Targ
     task.kernel = sch.original
     task.flop = space.flop or flops(sch.original)
     return task
+
+
+def extract_from_program(mod: Any, target: str | Target = "llvm", params: Any = None,
+                         ops: Any = None) -> list[Task]:
+    """A model's tunable kernels as tasks (:func:`mlcir.autotvm.program.extract_from_program`)."""
+    from .program import extract_from_program as extract
+
+    return extract(mod, target, params, ops)
 
 
 def get_config_entity(task: Task, index: int) -> ConfigEntity:
