@@ -214,6 +214,7 @@ def test_the_xgb_tuner_checks_its_options():
 
 
 # -- measuring, records, apply_history_best, the database ------------------------------------------
+@pytest.mark.slow
 def test_tune_log_apply_and_convert(tmp_path, monkeypatch, caplog, capsys):
     task = autotvm.task.create("test/small", args=(32,), target="llvm -threads=1")
     space = task.config_space
@@ -270,3 +271,63 @@ def test_a_corrupt_log_names_its_file_and_line(tmp_path):
                    '"entity": []}, "result": [[0.1], 0, 0.1, 0]}\n\nnot json\n')
     with pytest.raises(RecordError, match=r"bad\.log:3: not an autotvm record"):
         list(load_from_file(log))
+
+
+# -- one space, two views ------------------------------------------------------------------------
+def test_split_knobs_are_tune_knobs_that_mlcir_opt_applies(tmp_path):
+    from mlcir.autotvm import transform_view
+
+    task = autotvm.task.create("test/matmul", args=(64, 64, 64, "float32"))
+    sch, _ = task.instantiate(task.config_space.get(3))  # tile_y (-1, 8)
+    script = sch.as_transform()
+    assert transform_view.knobs(script) == [
+        transform_view.IRKnob("main.C.i_0", (1, 2, 4, 8, 16, 32, 64), 8)]
+    space = transform_view.config_space_from_script(script)
+    assert len(space) == 7
+    text = transform_view.with_selected(script, space.get(1))  # i_0 = 2
+    assert 'transform.tune.knob<"main.C.i_0"> = 2' in text
+    with pytest.raises(autotvm.ConfigError, match="3 is not one of its options"):
+        transform_view.with_selected(script, {"main.C.i_0": 3})
+    (tmp_path / "kernel.mlir").write_text(str(sch.original))
+    (tmp_path / "script.mlir").write_text(text)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    opt = Path(sys.executable).parent / "mlcir-opt"
+    out = subprocess.run([str(opt), str(tmp_path / "kernel.mlir"),
+                          f"--transform-script={tmp_path / 'script.mlir'}"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "-> (tensor<2x64xf32>)" in out  # rows tiled by 2, as selected
+
+
+@pytest.mark.slow
+def test_a_model_is_tuned_with_autotvm_and_built_with_its_records(tmp_path, monkeypatch):
+    from mlcir.autotvm.record import ApplyHistoryBest
+    from mlcir.frontend import from_onnx
+
+    model = from_onnx("examples/models/digits_mlp.onnx")
+    tasks = autotvm.task.extract_from_program(model, target="llvm -threads=1")
+    assert [t.label for t in tasks] == ["fused_matmul_packed_add_relu", "fused_matmul_add"]
+    for task in tasks:  # the default space's tiles and choices as knobs
+        assert set(task.config_space.space_map) and all(
+            name.startswith(("tile_", "choice_")) for name in task.config_space.space_map)
+    log = tmp_path / "model.log"
+    option = autotvm.measure_option(builder=autotvm.LocalBuilder(timeout=120),
+                                    runner=autotvm.LocalRunner(number=1, repeat=1, timeout=60))
+    for task in tasks:
+        tuner = autotvm.tuner.RandomTuner(task, seed=3)
+        tuner.tune(3, measure_option=option, callbacks=[autotvm.callback.log_to_file(log)])
+    rows = list(load_from_file(log))
+    assert len(rows) == 6 and all(res.ok for _, res in rows)
+
+    used = []
+    trace_for = ApplyHistoryBest.trace_for
+    monkeypatch.setattr(ApplyHistoryBest, "trace_for",
+                        lambda self, w, t: used.append(trace_for(self, w, t)) or used[-1])
+    x = np.random.default_rng(0).standard_normal((1, 64)).astype(np.float32)
+    want = mlcir.build(model, target="llvm -threads=1").main(x)
+    with autotvm.apply_history_best(log):
+        got = mlcir.build(model, target="llvm -threads=1").main(x)
+    assert sum(u is not None for u in used) == 2  # both kernels got their best record
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

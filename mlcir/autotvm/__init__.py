@@ -10,7 +10,7 @@ tuning database (:mod:`.record`). docs/autotvm.md is the guide.
 
 from __future__ import annotations
 
-from . import callback, record, task, tuner
+from . import callback, record, task, transform_view, tuner
 from .dispatcher import ApplyConfig, DispatchContext, FallbackContext, get_config
 from .measure import (LocalBuilder, LocalRunner, MeasureErrorNo, MeasureInput, MeasureResult,
                       measure_option)
@@ -22,4 +22,4 @@ __all__ = ["ApplyConfig", "ConfigEntity", "ConfigError", "ConfigSpace", "Dispatc
            "FallbackConfigEntity", "FallbackContext", "LocalBuilder", "LocalRunner",
            "MeasureErrorNo", "MeasureInput", "MeasureResult", "Task", "TemplateError",
            "apply_history_best", "callback", "get_config", "measure_option", "record", "task",
-           "template", "tuner"]
+           "template", "transform_view", "tuner"]

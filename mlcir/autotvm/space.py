@@ -43,8 +43,8 @@ class SplitEntity:
         product = math.prod(inner)
         if extent % product == 0 and all(f >= 1 for f in inner):
             decision = [extent // product] + inner
-            factors = sch.sample_perfect_tile(loop, len(decision),
-                                              max_innermost_factor=max(decision[-1], 1),
+            # every divisor is an option of the tune.knob (autotvm.transform_view)
+            factors = sch.sample_perfect_tile(loop, len(decision), max_innermost_factor=extent,
                                               decision=decision)
             return sch.split(loop, factors)
         return sch.split(loop, [None] + inner)
