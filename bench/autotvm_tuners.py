@@ -1,0 +1,95 @@
+"""Benchmark (issue 45): AutoTVM's four tuners on the guide's 512^3 matmul template.
+
+    python bench/autotvm_tuners.py [--size 512] [--trials 32] [--no-metaschedule]
+
+The template of docs/autotvm.md (``tile_y``: every divisor of 512, ``tile_x``: 1..16; 50
+configs) tuned single-threaded with GridSearchTuner, RandomTuner, GATuner(pop_size=8) and
+XGBTuner(plan_size=8, feature_type="knob") for ``--trials`` trials each, then the whole grid;
+and, for comparison, mlcir's MetaSchedule-style search (``tune_kernel``, evolutionary, XGBoost)
+of the same kernel's default design space for the same number of trials. Each row: the best
+GFLOPS measured by the tuner's runner and its share of the peak FMA rate of one core
+(``mlcir.peak.peak_gflops(1)``, measured in this process), and the tuning wall time. The
+machine's other load moves every figure; compare rows of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import mlcir  # noqa: E402
+from mlcir import autotvm, te  # noqa: E402
+from mlcir.peak import peak_gflops  # noqa: E402
+
+TARGET = "llvm -threads=1"
+
+
+@autotvm.template("tutorial/matmul")
+def matmul(N: int, L: int, M: int, dtype: str):
+    A = te.placeholder((N, L), name="A", dtype=dtype)
+    B = te.placeholder((L, M), name="B", dtype=dtype)
+    k = te.reduce_axis((0, L), name="k")
+    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = mlcir.Schedule(te.create_prim_func([A, B, C]))
+    c = sch.get_block("C")
+    y, x, kk = sch.get_loops(c)
+    cfg = autotvm.get_config()
+    cfg.define_split("tile_y", y, num_outputs=2)
+    cfg.define_knob("tile_x", [1, 2, 4, 8, 16])
+    yo, yi = cfg["tile_y"].apply(sch, c, y)
+    xo, xi = sch.split(x, [None, cfg["tile_x"].val])
+    sch.reorder(yo, xo, kk, yi, xi)
+    return sch, [A, B, C]
+
+
+TUNERS = {
+    "GridSearchTuner": autotvm.tuner.GridSearchTuner,
+    "RandomTuner": lambda t: autotvm.tuner.RandomTuner(t, seed=0),
+    "GATuner(pop_size=8)": lambda t: autotvm.tuner.GATuner(t, pop_size=8, seed=0),
+    "XGBTuner(plan_size=8, knob)": lambda t: autotvm.tuner.XGBTuner(
+        t, plan_size=8, feature_type="knob", seed=0),
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=512)
+    parser.add_argument("--trials", type=int, default=32)
+    parser.add_argument("--no-metaschedule", action="store_true")
+    args = parser.parse_args(argv)
+    n = args.size
+    peak = peak_gflops(1)
+    task = autotvm.task.create("tutorial/matmul", args=(n, n, n, "float32"), target=TARGET)
+    print(f"{n}^3 f32 matmul, {TARGET}, peak {peak:.1f} GFLOPS (1 core); "
+          f"{len(task.config_space)} configs")
+    option = autotvm.measure_option(builder=autotvm.LocalBuilder(timeout=60),
+                                    runner=autotvm.LocalRunner(number=2, repeat=2, timeout=60))
+    runs = [(name, make, args.trials) for name, make in TUNERS.items()]
+    runs.append(("GridSearchTuner, whole grid", autotvm.tuner.GridSearchTuner,
+                 len(task.config_space)))
+    print("| tuner | trials | best GFLOPS | % of peak | tuning time (s) |")
+    print("|---|---|---|---|---|")
+    for name, make, trials in runs:
+        tuner = make(task)
+        start = time.time()
+        tuner.tune(trials, measure_option=option)
+        print(f"| {name} | {trials} | {tuner.best_flops / 1e9:.1f} | "
+              f"{100 * tuner.best_flops / 1e9 / peak:.1f} | {time.time() - start:.0f} |",
+              flush=True)
+    if not args.no_metaschedule:
+        start = time.time()
+        with tempfile.TemporaryDirectory() as work:
+            best = mlcir.tune.tune_kernel(task.kernel, target=TARGET, work_dir=work,
+                                          max_trials=args.trials, verbose=0)
+        gflops = task.flop / best.latency / 1e9
+        print(f"| MetaSchedule-style search (tune_kernel, default space) | {args.trials} | "
+              f"{gflops:.1f} | {100 * gflops / peak:.1f} | {time.time() - start:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
