@@ -1,7 +1,7 @@
 """AutoTVM in mlcir: schedule templates with config spaces, and tuners that search them.
 
 TVM's AutoTVM Python interface on mlcir's TE and schedules (the guide's AutoTVM chapters carry
-over): ``@autotvm.template(name)`` and ``autotvm.get_config()`` (:mod:`.task`,
+over): ``@autotvm.template(name)`` and ``autotvm.get_config()`` (:mod:`.template`,
 :mod:`.dispatcher`), knobs and config spaces (:mod:`.space`), ``autotvm.task.create``,
 tuners (:mod:`.tuner`), measurement by mlcir's isolated builder and runner (:mod:`.measure`),
 callbacks (:mod:`.callback`) and records with ``apply_history_best`` and conversion to mlcir's
@@ -16,7 +16,7 @@ from .measure import (LocalBuilder, LocalRunner, MeasureErrorNo, MeasureInput, M
                       measure_option)
 from .record import apply_history_best
 from .space import ConfigEntity, ConfigError, ConfigSpace, FallbackConfigEntity
-from .task import Task, TemplateError, template
+from .template import Task, TemplateError, template
 
 __all__ = ["ApplyConfig", "ConfigEntity", "ConfigError", "ConfigSpace", "DispatchContext",
            "FallbackConfigEntity", "FallbackContext", "LocalBuilder", "LocalRunner",

@@ -44,8 +44,9 @@ def _si(value: float, prefix: str) -> float:
 
 def progress_bar(total: int, prefix: str = "", si_prefix: str = "G",
                  stream: TextIO | None = None) -> Callback:
-    """TVM's progress line: ``Current/Best: 12.34/56.78 GFLOPS | Progress: (8/32) | 4.21 s``,
-    redrawn after every batch; a newline when the run ends (``total`` trials or stopped)."""
+    """TVM's progress line (``Current/Best: <current>/<best> GFLOPS | Progress: (<done>/<total>)
+    | <elapsed> s``), redrawn after every batch; a newline when the run ends (``total`` trials
+    or stopped)."""
     _si(1.0, si_prefix)
     state = {"start": time.time(), "done": 0, "best": 0.0}
 

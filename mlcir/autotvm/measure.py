@@ -26,7 +26,7 @@ from mlcir.tune.coordinator import BuildRunCoordinator
 from mlcir.tune.runner import LocalRunner as _TuneRunner
 
 from .space import ConfigEntity
-from .task import Task
+from .template import Task
 
 
 class MeasureErrorNo(enum.IntEnum):

@@ -29,7 +29,7 @@ from mlcir.tune.tasks import extract_tasks
 
 from .dispatcher import get_config
 from .space import KnobSpace, OtherOptionSpace, SplitEntity
-from .task import Task, create, template
+from .template import Task, create, template
 
 # workload hash -> (kernel, default trace): what the registered templates replay
 KERNELS: dict[str, tuple[ir.Module, Trace]] = {}

@@ -33,7 +33,7 @@ from mlcir.version import __version__
 from .dispatcher import DispatchContext, FallbackContext, Workload
 from .measure import MeasureInput, MeasureResult
 from .space import ConfigEntity, ConfigSpace
-from .task import TASK_TABLE, Task, _canonical_args, create
+from .template import TASK_TABLE, Task, _canonical_args, create
 
 LOG_VERSION = 0.2
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..measure import MeasureInput, MeasureResult
 from ..space import ConfigEntity
-from ..task import Task
+from ..template import Task
 from .tuner import Tuner
 
 

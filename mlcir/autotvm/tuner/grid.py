@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..space import ConfigEntity
-from ..task import Task
+from ..template import Task
 from .tuner import Tuner
 
 

@@ -5,7 +5,7 @@ builds and runs them with mlcir's isolated builder and runner, the tuner learns 
 results (:meth:`Tuner.update`) and the callbacks see them (logging, progress). Failed configs
 (the template rejects them, the build or run fails, crashes or times out) count as trials with
 0 FLOPS and the search goes on. Each trial is logged at DEBUG level on the ``autotvm`` logger
-in TVM's form (``No: 3  GFLOPS: 12.34/56.78  result: …  config``).
+in TVM's form (``No: <n>  GFLOPS: <this>/<best>  result: …  config``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from mlcir.errors import TuningError
 
 from ..measure import MeasureInput, MeasureResult, Measurer, measure_option as _measure_option
 from ..space import ConfigEntity
-from ..task import Task
+from ..template import Task
 
 logger = logging.getLogger("autotvm")
 

@@ -19,7 +19,7 @@ from mlcir.tune.features import LENGTH, LoopNestFeatures
 
 from ..measure import MeasureInput, MeasureResult
 from ..space import ConfigEntity
-from ..task import Task
+from ..template import Task
 from .tuner import Tuner
 
 LOSS_TYPES = ("reg", "rank", "rank-binary")
