@@ -196,13 +196,34 @@ def test_grid_search_measures_every_config_once_in_order():
     lambda t: autotvm.tuner.XGBTuner(t, plan_size=16, feature_type="knob", seed=1),
     lambda t: autotvm.tuner.XGBTuner(t, plan_size=16, feature_type="knob", loss_type="rank",
                                      seed=1),
-], ids=["ga", "xgb-reg", "xgb-rank"])
+    lambda t: autotvm.tuner.XGBTuner(t, plan_size=16, feature_type="knob",
+                                     loss_type="rank-binary", seed=1),
+], ids=["ga", "xgb-reg", "xgb-rank", "xgb-rank-binary"])
 def test_search_tuners_do_at_least_as_well_as_random(make):
     task = _synthetic_task()
     random_best, _ = _drive(autotvm.tuner.RandomTuner(task, seed=1), 64)
     best, proposed = _drive(make(task), 64)
     assert len(proposed) == len(set(proposed)) == 64  # never the same config twice
     assert best >= random_best
+
+
+def test_itervar_features_are_the_scheduled_loop_nest():
+    from mlcir.tune.features import LENGTH
+
+    task = autotvm.task.create("test/small", args=(32,))
+    tuner = autotvm.tuner.XGBTuner(task, plan_size=4, feature_type="itervar", seed=0)
+    rejected = task.config_space.knob2point([0, 1, 0])  # tile_x 3
+    assert tuner.features(rejected) == [0.0] * LENGTH
+    a, b = tuner.features(0), tuner.features(task.config_space.knob2point([2, 2, 1]))
+    assert len(a) == len(b) == LENGTH and a != b
+    measured = []
+    while len(measured) < 12:
+        configs = tuner.next_batch(4)
+        inputs = [MeasureInput(task.target, task, c) for c in configs]
+        tuner.update(inputs, [MeasureResult([1e-3 / c["tile_y"].size[1]], 0, 0.0)
+                              for c in configs])
+        measured += [c.index for c in configs]
+    assert len(set(measured)) == 12 and tuner.train_ct == 3
 
 
 def test_the_xgb_tuner_checks_its_options():

@@ -30,7 +30,7 @@ EPSILON = 0.05
 class _TunerModel(XGBModel):
     """mlcir's XGBoost model with TVM's tree settings and loss: ``reg`` (squared error on
     normalized throughput), ``rank`` (pairwise ranking of it), ``rank-binary`` (pairwise
-    ranking of ran/failed)."""
+    ranking of two classes: the faster half of the successful configs against the rest)."""
 
     def __init__(self, loss_type: str, seed: int):
         super().__init__(seed=seed, min_samples=2, rounds=60, max_depth=3, learning_rate=0.3)
@@ -40,8 +40,8 @@ class _TunerModel(XGBModel):
 
     def _training_set(self) -> tuple[np.ndarray, np.ndarray]:
         x, y = super()._training_set()
-        if self.loss_type == "rank-binary":
-            y = (y > 0).astype(np.float32)
+        if self.loss_type == "rank-binary" and (y > 0).any():
+            y = (y >= np.median(y[y > 0])).astype(np.float32)
         return x, y
 
 
