@@ -67,11 +67,11 @@ def decode(line: str, where: str = "<line>") -> tuple[MeasureInput, MeasureResul
         target, name, args, kwargs = row["input"]
         config = ConfigEntity.from_json_dict(row["config"])
         costs, error_no, all_cost, timestamp = row["result"]
+        task = Task(name, _canonical_args(args), Target.parse(target),
+                    TASK_TABLE.get(name, _missing), kwargs=dict(kwargs or {}))
     except (ValueError, KeyError, TypeError, MlcirError) as error:
         raise RecordError(f"{where}: not an autotvm record ({type(error).__name__}: {error})"
                           ) from None
-    task = Task(name, _canonical_args(args), Target.parse(target), TASK_TABLE.get(name, _missing),
-                kwargs=dict(kwargs or {}))
     inp = MeasureInput(task.target, task, config, row.get("trace"))
     result = MeasureResult(list(costs), int(error_no), float(all_cost), float(timestamp))
     result.workload = row.get("workload")  # type: ignore[attr-defined]
