@@ -103,6 +103,20 @@ def test_split_space_lengths(extent, kwargs, length):
     assert all(e.size[0] == -1 for e in space.space_map["s"].entities)
 
 
+def test_a_power2_split_that_does_not_divide_leaves_a_partial_tile():
+    A = te.placeholder((12, 4), name="A")
+    C = te.compute((12, 4), lambda i, j: A[i, j] * 2.0, name="C")
+    sch = mlcir.Schedule(te.create_prim_func([A, C]))
+    c = sch.get_block("C")
+    y, _ = sch.get_loops(c)
+    space = autotvm.ConfigSpace()
+    space.define_split("s", y, policy="power2", num_outputs=3)
+    entity = space.space_map["s"].entities[-1]
+    assert entity.size == (-1, 1, 8)  # the innermost factor varies slowest
+    loops = entity.apply(sch, c, y)
+    assert [sch.get(lp).extent for lp in loops] == [2, 1, 8]
+
+
 def test_other_knobs_lengths_and_order():
     space = _space(r=("reorder", ["a", "b", "c"], {"policy": "all"}),
                    i=("reorder", ["a", "b", "c", "d"], {"policy": "interval", "interval": (1, 3)}),
