@@ -101,7 +101,7 @@ def retime(mods: list, rounds: int) -> list[float]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--template", choices=sorted(TEMPLATES), default="issue")
+    parser.add_argument("--template", choices=[*sorted(TEMPLATES), "resnet-conv"], default="issue")
     parser.add_argument("--size", type=int, default=512)
     parser.add_argument("--trials", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=5)
