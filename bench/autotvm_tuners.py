@@ -5,7 +5,8 @@
 
 The template of docs/autotvm.md (``issue``: ``tile_y`` every divisor of 512, ``tile_x`` 1..16,
 50 configs; ``split-vec``: both tiles every divisor, the inner x loop vectorized, 100 configs;
-``resnet-conv``: the heaviest kernel of a ResNet-50 conv2_x basic block, 64 channels at 56x56,
+``resnet-conv``: the heaviest kernel of a ResNet basic block, 3x3 convolutions of 64 channels
+at 56x56 (ResNet-50's conv2_x shape),
 as ``autotvm.task.extract_from_program`` finds it, its default design space as the config
 space; ``--size`` is ignored) tuned single-threaded with GridSearchTuner, RandomTuner, GATuner(pop_size=8) and
 XGBTuner(plan_size=8, feature_type="knob") for ``--trials`` trials each, then the whole grid;
