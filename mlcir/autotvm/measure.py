@@ -51,13 +51,14 @@ class MeasureInput:
     task: Task
     config: ConfigEntity
     trace: dict[str, Any] | None = None  # the decided schedule, once instantiated
+    workload: str | None = None  # the hash of the kernel it schedules, once instantiated
 
 
 @dataclass
 class MeasureResult:
     """Seconds per call of each timed repeat (``costs``), or the error number and message
-    (``costs`` then holds the message, as in TVM); ``all_cost`` is the wall time of the trial
-    (build and run), ``timestamp`` when it finished."""
+    (``costs`` then holds the message, as in TVM); ``all_cost`` is the seconds from the start
+    of its batch to its result, ``timestamp`` when it finished."""
 
     costs: list[Any]
     error_no: int
@@ -176,7 +177,7 @@ class Measurer:
                                            time.time() - start)
                 continue
             inp.trace = trace
-            workload = workload_hash(sch.original)
+            workload = inp.workload = workload_hash(sch.original)
             if workload not in self.prepared:
                 self.coordinator.prepare(workload, sch.original)
                 self.prepared.add(workload)

@@ -33,7 +33,7 @@ from mlcir.version import __version__
 from .dispatcher import DispatchContext, FallbackContext, Workload
 from .measure import MeasureInput, MeasureResult
 from .space import ConfigEntity, ConfigSpace
-from .template import TASK_TABLE, Task, _canonical_args, create
+from .template import TASK_TABLE, Task, _canonical_args
 
 LOG_VERSION = 0.2
 
@@ -52,8 +52,9 @@ def encode(inp: MeasureInput, result: MeasureResult) -> str:
         "result": [costs, int(result.error_no), result.all_cost, result.timestamp],
         "version": LOG_VERSION, "mlcir_version": __version__,
     }
-    if task.kernel is not None:
-        row["workload"] = task.workload_hash
+    workload = inp.workload or (task.workload_hash if task.kernel is not None else None)
+    if workload is not None:
+        row["workload"] = workload
     if inp.trace is not None:
         row["trace"] = inp.trace
     return json.dumps(row)
@@ -72,14 +73,13 @@ def decode(line: str, where: str = "<line>") -> tuple[MeasureInput, MeasureResul
     except (ValueError, KeyError, TypeError, MlcirError) as error:
         raise RecordError(f"{where}: not an autotvm record ({type(error).__name__}: {error})"
                           ) from None
-    inp = MeasureInput(task.target, task, config, row.get("trace"))
-    result = MeasureResult(list(costs), int(error_no), float(all_cost), float(timestamp))
-    result.workload = row.get("workload")  # type: ignore[attr-defined]
-    return inp, result
+    inp = MeasureInput(task.target, task, config, row.get("trace"), row.get("workload"))
+    return inp, MeasureResult(list(costs), int(error_no), float(all_cost), float(timestamp))
 
 
 def _missing(*args: Any, **kwargs: Any) -> Any:  # noqa: ARG001 - stands for any template
-    raise MlcirError("the template of this record is not registered in this process")
+    raise MlcirError("the template of this record is not registered in this process (import "
+                     "the module that defines it, or give to_database a kernel_of)")
 
 
 def load_from_file(path: str | Path) -> Iterator[tuple[MeasureInput, MeasureResult]]:
@@ -129,7 +129,7 @@ class ApplyHistoryBest(DispatchContext):
         self._fallback = FallbackContext()
         self._by_kernel: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
         for inp, res in rows:
-            kernel = getattr(res, "workload", None) or (
+            kernel = inp.workload or (
                 inp.task.workload_hash if inp.task.kernel is not None else None)
             if res.ok and inp.trace is not None and kernel is not None:
                 key = (kernel, inp.target.key)
@@ -173,21 +173,23 @@ def to_database(records: str | Path | Iterable[tuple[MeasureInput, MeasureResult
                 database: str | Path | TuningDatabase,
                 kernel_of: Callable[[MeasureInput], ir.Module] | None = None) -> TuningDatabase:
     """Add the records to mlcir's tuning database (a work dir or a database object) and return
-    it: each record's kernel as a workload (``kernel_of(inp)``; default: the template,
-    registered in this process, created for the record's arguments) and its trace and times
-    as a record for its target. Records without a trace (TVM's own logs) are skipped."""
+    it: each record's kernel as a workload (``kernel_of(inp)``; default: the unscheduled kernel
+    of the record's config of its template, which must be registered in this process) and its
+    trace and times as a record for its target. Records without a trace (TVM's own logs, or
+    configs the template rejected) are skipped."""
     db = Database(database) if isinstance(database, (str, Path)) else database
-    kernels: dict[Workload, str] = {}
+    kernels: dict[Any, str] = {}  # a record's kernel hash (or its workload) -> the database's
     for inp, res in _records(records):
         if inp.trace is None:
             continue
-        key = inp.task.workload
+        key = inp.workload or inp.task.workload  # a template's kernel may depend on its config
         if key not in kernels:
             if kernel_of is not None:
                 kernel = kernel_of(inp)
             else:
-                kernel = create(inp.task.name, inp.task.args, inp.target,
-                                **inp.task.kwargs).kernel
+                template = Task(inp.task.name, inp.task.args, inp.target,
+                                TASK_TABLE.get(inp.task.name, _missing), kwargs=inp.task.kwargs)
+                kernel = template.instantiate(inp.config)[0].original
             kernels[key] = db.commit_workload(kernel, inp.task.name).hash
         ok = res.ok and all(isinstance(c, (int, float)) and math.isfinite(c) for c in res.costs)
         db.commit_record(Record(kernels[key], inp.target.key, inp.trace,
