@@ -366,3 +366,32 @@ def test_a_model_is_tuned_with_autotvm_and_built_with_its_records(tmp_path, monk
         got = mlcir.build(model, target="llvm -threads=1").main(x)
     assert sum(u is not None for u in used) == 2  # both kernels got their best record
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@autotvm.template("test/packed")
+def packed(n: int):
+    """A template whose compute depends on its config (B packed by ``bn`` columns)."""
+    cfg = autotvm.get_config()
+    cfg.define_knob("bn", [4, 8])
+    bn = cfg["bn"].val
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    pB = te.compute((n // bn, n, bn), lambda x, y, z: B[y, x * bn + z], name="packedB")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * pB[j // bn, k, j % bn], axis=k),
+                   name="C")
+    return mlcir.Schedule(te.create_prim_func([A, B, C])), [A, B, C]
+
+
+def test_each_config_keeps_its_own_kernel_in_the_database(tmp_path):
+    task = autotvm.task.create("test/packed", args=(16,))
+    rows = []
+    for index in range(len(task.config_space)):
+        config = task.config_space.get(index)
+        sch, _ = task.instantiate(config)
+        inp = MeasureInput(task.target, task, config, sch.trace.as_json(),
+                           mlcir.tune.workload_hash(sch.original))
+        rows.append((inp, MeasureResult([1e-3 * (index + 1)], 0, 0.0)))
+    assert rows[0][0].workload != rows[1][0].workload
+    db = to_database(rows, tmp_path)
+    assert {r.workload for r in db.records()} == {inp.workload for inp, _ in rows}
