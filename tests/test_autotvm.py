@@ -355,6 +355,11 @@ def test_a_model_is_tuned_with_autotvm_and_built_with_its_records(tmp_path, monk
         tuner.tune(3, measure_option=option, callbacks=[autotvm.callback.log_to_file(log)])
     rows = list(load_from_file(log))
     assert len(rows) == 6 and all(res.ok for _, res in rows)
+    # each task's default schedule is its first config measured (tuning is never slower)
+    for task, (inp, _) in zip(tasks, rows[::3]):
+        assert task.default_index is not None and inp.config.index == task.default_index
+        default_sch = mlcir.tune.default_schedule(task.kernel, "llvm -threads=1")
+        assert inp.trace == default_sch.trace.as_json()
 
     used = []
     trace_for = ApplyHistoryBest.trace_for

@@ -104,6 +104,22 @@ def _decisions(cfg: Any, trace: Trace) -> dict[int, Any]:
     return out
 
 
+def _default_index(task: Task, trace: Trace) -> int | None:
+    """The config of the default schedule's own decisions (None if it is not in the space)."""
+    knobs = []
+    for (index, inst), space in zip(
+            [(i, inst) for i, inst in enumerate(trace.insts) if knob_name(i, inst)],
+            task.config_space.space_map.values()):
+        if inst.kind is SAMPLE_PERFECT_TILE:
+            entity = SplitEntity((-1, *(int(f) for f in inst.decision[1:])))
+        else:
+            entity = space.entities[int(inst.decision)]
+        if entity not in space.entities:
+            return None
+        knobs.append(space.entities.index(entity))
+    return task.config_space.knob2point(knobs)
+
+
 @template("mlcir/kernel")
 def _kernel_template(workload: str) -> tuple[Schedule, list[Any]]:
     """The default schedule of a registered kernel, with the config's decisions."""
@@ -135,5 +151,6 @@ def extract_from_program(mod: Any, target: str | Target = "llvm", params: Any = 
         task.flop = found.flops
         task.weight = found.weight
         task.label = found.name
+        task.default_index = _default_index(task, trace)
         tasks.append(task)
     return tasks

@@ -85,6 +85,7 @@ class Task:
     kwargs: dict[str, Any] = field(default_factory=dict)
     weight: int = 1  # calls per model run (a task of extract_from_program)
     label: str = ""  # the kernel's name in the model (a task of extract_from_program)
+    default_index: int | None = None  # a config every tuner measures first (the default schedule)
 
     @property
     def workload(self) -> Workload:

@@ -43,6 +43,7 @@ class Tuner:
         self.best_measure_pair: tuple[MeasureInput, MeasureResult] | None = None
         self.best_iter = 0
         self.stopped = False
+        self._default_pending = False
 
     # -- what a tuner defines ------------------------------------------------------------------
     def has_next(self) -> bool:
@@ -85,11 +86,14 @@ class Tuner:
         stop_after = early_stopping if early_stopping is not None else float("inf")
         scale = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[si_prefix]
         self.stopped = False
+        default = self.task.default_index
+        self._default_pending = default is not None and default not in self.visited
         i = 0
         with Measurer(self.task, option) as measurer:
             batch = max(BATCH, measurer.n_parallel)
             while i < n_trial and self.has_next():
-                configs = self.next_batch(min(batch, n_trial - i))
+                configs = self._default_first()
+                configs += self.next_batch(min(batch, n_trial - i) - len(configs))
                 if not configs:
                     break
                 inputs = [MeasureInput(self.task.target, self.task, c) for c in configs]
@@ -111,6 +115,14 @@ class Tuner:
                 if i >= self.best_iter + stop_after:
                     logger.debug("Early stopped. Best iter: %d.", self.best_iter)
                     break
+
+    def _default_first(self) -> list[ConfigEntity]:
+        """The task's default config while it is not measured (a model's kernel: its default
+        schedule), so the best record is never slower than a build without records."""
+        if not self._default_pending:
+            return []
+        self._default_pending = False
+        return [self._take(self.task.default_index)]
 
     def load_history(self, data_set: Iterable[tuple[MeasureInput, MeasureResult]],
                      min_seed_records: int = 500) -> None:  # noqa: ARG002 - TVM's signature
