@@ -107,9 +107,8 @@ def _decisions(cfg: Any, trace: Trace) -> dict[int, Any]:
 def _default_index(task: Task, trace: Trace) -> int | None:
     """The config of the default schedule's own decisions (None if it is not in the space)."""
     knobs = []
-    for (index, inst), space in zip(
-            [(i, inst) for i, inst in enumerate(trace.insts) if knob_name(i, inst)],
-            task.config_space.space_map.values()):
+    for inst, space in zip([inst for i, inst in enumerate(trace.insts) if knob_name(i, inst)],
+                           task.config_space.space_map.values()):
         if inst.kind is SAMPLE_PERFECT_TILE:
             entity = SplitEntity((-1, *(int(f) for f in inst.decision[1:])))
         else:
