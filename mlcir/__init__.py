@@ -22,11 +22,12 @@ from . import tune  # noqa: F401  (mlcir.tune.tune_kernel, …; xgboost is impor
 
 
 def __getattr__(name: str):
-    # mlcir.frontend (which imports onnx) loads on first use, so `import mlcir` stays fast.
-    if name == "frontend":
+    # mlcir.frontend (which imports onnx) and mlcir.autotvm load on first use, so `import
+    # mlcir` stays fast.
+    if name in ("frontend", "autotvm"):
         import importlib
 
-        return importlib.import_module(".frontend", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'mlcir' has no attribute '{name}'")
 
 

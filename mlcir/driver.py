@@ -39,11 +39,10 @@ def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
     target = Target.parse(target)
     module = as_module(mod)
     plan = build_plan(target, layout or module_layout(module), profile)
-    source = None
-    if records is not None:
-        from mlcir.tune.apply import record_source
+    from mlcir.tune.apply import record_source, record_source_in_scope
 
-        source = record_source(records)
+    # records given, else those of an enclosing `with autotvm.apply_history_best(...)`
+    source = record_source(records) if records is not None else record_source_in_scope()
     return run_stages(module, plan, records=source, schedule=schedule, until=until,
                       pipeline=pipeline, on_stage=on_stage)
 

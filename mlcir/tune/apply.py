@@ -6,6 +6,9 @@ target; the build adds the static copies the records specialise. No search happe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,3 +65,23 @@ class DatabaseRecords:
 def record_source(records: Any) -> DatabaseRecords:
     """The record source of ``records`` (anything :func:`as_database` takes)."""
     return DatabaseRecords(as_database(records))
+
+
+# A record source that builds use when given no records: set by a ``with`` block of a higher
+# layer (``autotvm.apply_history_best``), read by the driver; the driver never imports it.
+_IN_SCOPE: ContextVar[Any] = ContextVar("mlcir_records_in_scope", default=None)
+
+
+@contextmanager
+def records_in_scope(source: Any) -> Iterator[None]:
+    """Builds inside the block without ``records=`` use ``source`` (a record source)."""
+    token = _IN_SCOPE.set(source)
+    try:
+        yield
+    finally:
+        _IN_SCOPE.reset(token)
+
+
+def record_source_in_scope() -> Any:
+    """The record source of the innermost :func:`records_in_scope` (None outside any)."""
+    return _IN_SCOPE.get()

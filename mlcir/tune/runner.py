@@ -60,8 +60,9 @@ class LocalRunner:
     ``work_dir/workloads/<hash>/reference.npz``; each library is deleted once it has run."""
 
     def __init__(self, work_dir: str | Path, target: Target, timeout: float = 30.0,
-                 repeat: int = 3, min_repeat_ms: float = 20.0):
+                 repeat: int = 3, min_repeat_ms: float = 20.0, number: int = 1):
         self.work_dir = Path(work_dir)
+        self.number = number  # calls per timed repeat at least (AutoTVM's ``number``)
         self.target = target
         self.timeout = timeout
         self.repeat = repeat
@@ -102,7 +103,8 @@ class LocalRunner:
                                        "threads": self._threads(),
                                        "target": str(self.target),
                                        "repeat": self.repeat,
-                                       "min_repeat_ms": self.min_repeat_ms}, self.timeout)
+                                       "min_repeat_ms": self.min_repeat_ms,
+                                       "number": self.number}, self.timeout)
         Path(build.artifact).unlink(missing_ok=True)
         if not response.get("ok"):
             return RunResult(error=response["error"])

@@ -112,7 +112,9 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
             return {"ok": False, "error": f"wrong result: output {i} differs from the reference "
                                           f"(max relative error {err:.3g})"}
     min_ms = float(request.get("min_repeat_ms", 20.0))
-    number = max(1, min(1000, int(math.ceil(min_ms / 1e3 / max(first, 1e-7)))))
+    # at least ``number`` calls per repeat, more while a repeat is shorter than min_repeat_ms
+    number = max(int(request.get("number", 1)),
+                 min(1000, int(math.ceil(min_ms / 1e3 / max(first, 1e-7)))))
     # threads 0: the runtime's count, the machine's cores (several here)
     result = time_calls(call, number=number, repeat=int(request.get("repeat", 3)), warmup=1,
                         warmup_s=PARALLEL_WARMUP_S if threads != 1 else 0.0)
