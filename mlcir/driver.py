@@ -29,11 +29,12 @@ from mlcir.targets.stages import Staged, StageHook, run_stages
 def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
                   schedule: str = "default", layout: str | None = None,
                   pipeline: str | None = None, profile: bool = False, until: str = "lowered",
-                  on_stage: StageHook | None = None) -> Staged:
+                  on_stage: StageHook | None = None, backend: Any = None) -> Staged:
     """``mod`` carried through ``target``'s build plan up to stage ``until``
     (:func:`mlcir.targets.stages.run_stages`): what :func:`build` and :func:`compile` compile
     and ``mlcir compile --dump-mlir`` prints. ``layout`` None: the module's ``mlcir.layout``
-    attribute, else ``"packed"``."""
+    attribute, else ``"packed"``. ``backend`` (a UMA backend or its name, docs/uma.md)
+    partitions the graph stage first."""
     from mlcir.passes.layout_chains import module_layout
 
     target = Target.parse(target)
@@ -44,8 +45,13 @@ def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
         from mlcir.tune.apply import record_source
 
         source = record_source(records)
+    partition = None
+    if backend is not None:
+        from mlcir.uma import get_backend
+
+        partition = get_backend(backend).partition
     return run_stages(module, plan, records=source, schedule=schedule, until=until,
-                      pipeline=pipeline, on_stage=on_stage)
+                      pipeline=pipeline, on_stage=on_stage, partition=partition)
 
 
 def _profile_sites(staged: Staged, schedule: str) -> dict[str, list[dict[str, Any]]]:
@@ -68,7 +74,7 @@ def _profile_sites(staged: Staged, schedule: str) -> dict[str, list[dict[str, An
 
 def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
           schedule: str = "default", pipeline: str | None = None,
-          layout: str | None = None, profile: bool = False) -> Executable:
+          layout: str | None = None, profile: bool = False, backend: Any = None) -> Executable:
     """Compile ``mod`` for ``target`` and return an :class:`~mlcir.runtime.Executable`.
 
     ``mod`` may be a graph-level module, loop-level kernels, or plain upstream MLIR (functions
@@ -86,20 +92,24 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     ``"packed"``. Channel blocks and weight panels are sized for the target's vectors
     (``mlcir.targets.cpu.facts``). ``profile=True`` builds the profiling twin (timing hooks around every
     kernel call; :meth:`Executable.profile` builds it by itself when first asked).
+    ``backend`` (a :class:`mlcir.uma.UMABackend` or a registered name such as ``"blas"``)
+    offloads its patterns' matches to its C functions; the rest is built as usual
+    (docs/uma.md); ``executable.partition_report`` says what was offloaded and refused.
     """
     target = Target.parse(target)
     if profile:
         _check_profile(target, pipeline)
     module = as_module(mod)
     staged = staged_module(module, target, records=records, schedule=schedule, layout=layout,
-                           pipeline=pipeline, profile=profile)
+                           pipeline=pipeline, profile=profile, backend=backend)
     executable = backend_for(target).compile(staged.prepared, target, keep=module)
+    executable.partition_report = staged.partition_report
     if profile:
         executable.profile_sites = _profile_sites(staged, schedule)
     if target.kind == "llvm" and not target.names_cpu and pipeline is None:
         executable.profile_builder = functools.partial(
             build, mod, target, records=records, schedule=schedule, layout=layout,
-            profile=True)
+            profile=True, backend=backend)
     if target.kind == "llvm" and not target.names_cpu:
         executable.peak_gflops = functools.partial(_peak, target)
     return executable
@@ -123,7 +133,8 @@ def _peak(target: Target) -> float:
 def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
             records: Any = None, schedule: str = "default",
             pipeline: str | None = None, layout: str | None = None,
-            profile: bool = False, on_stage: StageHook | None = None) -> SavedModel:
+            profile: bool = False, on_stage: StageHook | None = None,
+            backend: Any = None) -> SavedModel:
     """Compile ``mod`` for ``target`` straight into the saved model ``path`` (what ``mlcir
     compile`` does); :func:`load` runs the file, in this process or another, later.
 
@@ -132,7 +143,8 @@ def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
     file runs on one that has both (docs/cuda.md). For ``llvm`` it is :func:`build` followed by
     :meth:`Executable.save`. ``records``, ``schedule``, ``pipeline``, ``layout`` and
     ``profile`` are :func:`build`'s (a profiling build is saved with its call table);
-    ``on_stage(stage, module)`` sees each stage of the build (``mlcir compile --dump-mlir``).
+    ``on_stage(stage, module)`` sees each stage of the build (``mlcir compile --dump-mlir``);
+    ``backend`` is :func:`build`'s (a UMA backend, its C code linked into the file).
     Returns what was written (path, metadata, signatures, the lowered module).
     """
     target = Target.parse(target)
@@ -140,14 +152,14 @@ def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
         _check_profile(target, pipeline)
         module = as_module(mod)
         staged = staged_module(module, target, records=records, schedule=schedule,
-                               layout=layout, profile=True, on_stage=on_stage)
+                               layout=layout, profile=True, on_stage=on_stage, backend=backend)
         executable = backend_for(target).compile(staged.prepared, target, keep=module)
         executable.profile_sites = _profile_sites(staged, schedule)
         executable.save(path)
         meta, _ = read_library(Path(path))
         return SavedModel(Path(path), meta, executable.signatures, executable.lowered)
     staged = staged_module(mod, target, records=records, schedule=schedule, layout=layout,
-                           pipeline=pipeline, on_stage=on_stage)
+                           pipeline=pipeline, on_stage=on_stage, backend=backend)
     return backend_for(target).compile_to_file(staged.prepared, target, Path(path))
 
 

@@ -32,12 +32,14 @@ def shared_libraries(extra: Sequence[str] = ()) -> list[str]:
 
 def create_engine(module: ir.Module, *, opt_level: int,
                   libraries: dict[str, tuple[str, list[tuple[int, np.dtype]]]],
-                  errors: CallbackErrors) -> tuple[ExecutionEngine, list[Any]]:
+                  errors: CallbackErrors, extra_libraries: Sequence[str] = ()
+                  ) -> tuple[ExecutionEngine, list[Any]]:
     """An engine for ``module`` with each library declaration (``symbol -> (library name,
     argument specs)``) bound; returns the engine and the callbacks, which must stay alive as
-    long as it."""
+    long as it. ``extra_libraries`` (the UMA adapters' library) are loaded with the runtime's."""
     try:
-        engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared_libraries())
+        engine = ExecutionEngine(module, opt_level=opt_level,
+                                 shared_libs=shared_libraries(extra_libraries))
     except Exception as error:  # noqa: BLE001 - the bindings raise RuntimeError with LLVM's message
         raise BuildError(f"JIT compilation failed: {error}") from None
     callbacks = []

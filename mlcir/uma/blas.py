@@ -1,0 +1,148 @@
+"""The ``blas`` UMA backend: f32 matmuls and Gemms as CBLAS ``sgemm`` calls.
+
+The BLAS is the OpenBLAS numpy's wheels ship (``numpy.libs/libscipy_openblas64_*.so``:
+``scipy_cblas_sgemm64_``, 64-bit integers), linked by path with its folder as run path: nothing
+to install. ``MLCIR_BLAS_LIBRARY`` names another CBLAS library (its ``cblas_sgemm`` with
+``int``, or the ``64_``/``scipy_`` ILP64 spellings). Patterns (``blas_gemm.c``):
+
+- ``linear``: ``add(matmul(a, b), bias)``, ``b`` a matrix, ``bias`` ``[n]``/``[1, n]`` (a Gemm)
+- ``matmul``: ``matmul(a, b)``, ``b`` a matrix shared by every row of ``a``, or with the same
+  batch dims as ``a`` (``trans_b``: ``b`` written ``permute_dims`` of its last two axes)
+
+Its threads are OpenBLAS's (``OPENBLAS_NUM_THREADS``, or ``threadpoolctl`` from Python).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+import os
+from pathlib import Path
+
+from mlir import ir
+
+from mlcir.errors import BuildError
+from mlcir.passes.patterns import Match, is_op, wildcard
+
+from .backend import UMABackend, shape
+
+# (sgemm symbol, its integer type), most specific first.
+_SPELLINGS = (("scipy_cblas_sgemm64_", "int64_t"), ("cblas_sgemm64_", "int64_t"),
+              ("cblas_sgemm", "int"))
+
+
+@functools.lru_cache(maxsize=None)
+def blas_library() -> tuple[Path, str, str]:
+    """The CBLAS library, its sgemm symbol and integer type (module docstring)."""
+    env = os.environ.get("MLCIR_BLAS_LIBRARY")
+    if env:
+        candidates = [Path(env)]
+    else:
+        import numpy
+
+        libs = Path(numpy.__file__).resolve().parent.parent / "numpy.libs"
+        candidates = sorted(libs.glob("libscipy_openblas*.so")) + sorted(
+            libs.glob("libopenblas*.so"))
+    for path in candidates:
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError:
+            continue
+        for symbol, int_type in _SPELLINGS:
+            if hasattr(lib, symbol):
+                return path, symbol, int_type
+    raise BuildError("UMA backend 'blas': no CBLAS library found (numpy's wheels ship "
+                     "numpy.libs/libscipy_openblas64_*.so; or set MLCIR_BLAS_LIBRARY)"
+                     f"; looked at: {', '.join(map(str, candidates)) or 'nothing'}")
+
+
+def _f32(*values: ir.Value) -> bool:
+    return all(str(ir.ShapedType(v.type).element_type) == "f32" for v in values)
+
+
+def _rows(a: ir.Value) -> int:
+    return math.prod(shape(a)[:-1])
+
+
+def _matmul_args(a: ir.Value, b: ir.Value, trans_b: bool) -> tuple[int, int, int, int, int]:
+    """(batch, batch_b, m, k, n) of ``a @ b`` (``b`` stored transposed when ``trans_b``)."""
+    sa, sb = shape(a), shape(b)
+    k = sa[-1]
+    n = sb[-2] if trans_b else sb[-1]
+    if len(sb) == 2:
+        return 1, 1, _rows(a), k, n
+    return math.prod(sa[:-2]), math.prod(sb[:-2]), sa[-2], k, n
+
+
+def _matmul_reason(a: ir.Value, b: ir.Value, trans_b: bool) -> str | None:
+    if not _f32(a, b):
+        return "only f32 matmuls go to sgemm"
+    sa, sb = shape(a), shape(b)
+    if len(sa) < 2 or len(sb) < 2:
+        return "matrix-vector products stay with mlcir"
+    if len(sb) > 2 and (sa[:-2] != sb[:-2]):
+        return f"broadcast batch dims {sa[:-2]} and {sb[:-2]} stay with mlcir"
+    if trans_b and len(sb) == 2:
+        return None
+    return None
+
+
+class BlasBackend(UMABackend):
+    """f32 matmuls and Gemms to the CBLAS sgemm of numpy's OpenBLAS (module docstring)."""
+
+    target_name = "blas"
+    sources = (Path(__file__).with_name("blas_gemm.c"),)
+
+    def __init__(self) -> None:
+        super().__init__()
+        a, b, bias = wildcard("a"), wildcard("b"), wildcard("bias")
+        self.register_pattern(
+            "linear", is_op("graph.add")(is_op("graph.matmul")(a, b), bias),
+            "mlcir_blas_linear", inputs=("a", "b", "bias"), int_type="int64_t",
+            ints=lambda m: [_rows(m["a"]), shape(m["a"])[-1], shape(m["b"])[-1]],
+            check=self._linear_reason)
+        swapped = is_op("graph.permute_dims")(wildcard("bt"))
+        self.register_pattern(
+            "matmul_t", is_op("graph.matmul")(a, swapped.named("b_t")), "mlcir_blas_matmul",
+            inputs=("a", "bt"), int_type="int64_t",
+            ints=lambda m: [*_matmul_args(m["a"], m["bt"], True), 1],
+            check=self._transposed_reason)
+        self.register_pattern(
+            "matmul", is_op("graph.matmul")(a, b), "mlcir_blas_matmul", inputs=("a", "b"),
+            int_type="int64_t", ints=lambda m: [*_matmul_args(m["a"], m["b"], False), 0],
+            check=lambda m: _matmul_reason(m["a"], m["b"], False))
+
+    @property
+    def libraries(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (str(blas_library()[0]),)
+
+    @property
+    def cflags(self) -> tuple[str, ...]:  # type: ignore[override]
+        _, symbol, int_type = blas_library()
+        return (f"-DMLCIR_SGEMM={symbol}", f"-DMLCIR_BLASINT={int_type}")
+
+    @staticmethod
+    def _linear_reason(match: Match) -> str | None:
+        a, b, bias = match["a"], match["b"], match["bias"]
+        if len(shape(b)) != 2:
+            return "linear: the weight must be a matrix"
+        reason = _matmul_reason(a, b, False)
+        if reason is None and not _f32(bias):
+            reason = "linear: the bias must be f32"
+        n = shape(b)[-1]
+        if reason is None and shape(bias) not in ([n], [1, n]):
+            reason = f"linear: the bias {shape(bias)} is not a row of {n}"
+        return reason
+
+    @staticmethod
+    def _transposed_reason(match: Match) -> str | None:
+        bt = match["bt"]
+        axes = list(ir.DenseI64ArrayAttr(match.ops[1].attributes["axes"]))
+        rank = len(axes)
+        if rank < 2 or axes != list(range(rank - 2)) + [rank - 1, rank - 2]:
+            return f"matmul_t: permute_dims {axes} does not swap the last two axes"
+        return _matmul_reason(match["a"], bt, True)
+
+
+BlasBackend().register()
