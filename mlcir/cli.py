@@ -151,7 +151,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     output = args.output or Path(args.model).with_suffix(".mlcir").name
     saved = mlcir.compile(module, target, output, records=records, schedule=schedule,
                           pipeline=args.pipeline, layout=args.layout, profile=args.profile,
-                          on_stage=dump)
+                          on_stage=dump, backend=args.backend)
     if not args.quiet:
         functions = ", ".join(f"<mlcir.Function {sig.describe()}>"
                               for sig in saved.signatures.values())
@@ -514,6 +514,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", action="store_true",
                    help="a profiling build: timing hooks around every kernel call, for "
                         "`mlcir run --profile` (docs/cli.md#profiling)")
+    p.add_argument("--backend", metavar="NAME",
+                   help="a UMA backend offloading its patterns to its C functions, compiled "
+                        "into the model: a registered name (blas) or module:Class / "
+                        "file.py:Class (docs/uma.md)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(handler=cmd_compile)
 

@@ -13,6 +13,7 @@ the model's library when it is saved or cross-compiled (:meth:`Externs.write_sou
 
 from __future__ import annotations
 
+import ctypes
 import re
 import subprocess
 from dataclasses import dataclass
@@ -243,10 +244,12 @@ def set_code(module: ir.Module, code: ExternCode) -> None:
 
 def build_host_library(externs: Externs, folder: Path, compiler: str) -> Path:
     """The adapters and the backends' code compiled by ``compiler`` into a shared library in
-    ``folder``, every symbol defined (else the :meth:`Externs.undefined_error`)."""
+    ``folder``, every symbol defined (else the :meth:`Externs.undefined_error`) and bound
+    inside it (``-Bsymbolic``: another model's functions of the same name never interpose)."""
     folder = Path(folder)
     out = folder / "uma_externs.so"
-    cmd = ([compiler, "-shared", "-fPIC", "-O2", "-Wl,--no-undefined", "-o", str(out)]
+    cmd = ([compiler, "-shared", "-fPIC", "-O2", "-Wl,--no-undefined", "-Wl,-Bsymbolic",
+            "-o", str(out)]
            + externs.write_sources(folder) + externs.compile_flags() + externs.link_flags()
            + ["-lm"])
     result = subprocess.run(cmd, capture_output=True, text=True)
@@ -258,3 +261,14 @@ def build_host_library(externs: Externs, folder: Path, compiler: str) -> Path:
         raise BuildError(f"UMA backend(s) {backends}: compiling their C code failed: "
                          f"{result.stderr.strip()[:2000]}")
     return out
+
+
+def load_host_library(externs: Externs, path: Path) -> tuple[ctypes.CDLL, dict[str, int]]:
+    """``path`` (:func:`build_host_library`) loaded privately (``RTLD_LOCAL``), and the
+    address of each call's adapter by symbol; keep the library alive with the engine."""
+    lib = ctypes.CDLL(str(path), mode=getattr(ctypes, "RTLD_LOCAL", 0))
+    addresses = {}
+    for call in externs.calls:
+        fn = getattr(lib, f"_mlir_ciface_{call.symbol}")
+        addresses[call.symbol] = ctypes.cast(fn, ctypes.c_void_p).value
+    return lib, addresses

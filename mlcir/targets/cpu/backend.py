@@ -24,7 +24,7 @@ from mlcir.runtime.aot import SharedObject, compile_shared_object, compiler, lin
 from mlcir.runtime.c_interface import interface_source
 from mlcir.runtime.compile import PreparedModule
 from mlcir.runtime.executable import Executable
-from mlcir.runtime.externs import build_host_library
+from mlcir.runtime.externs import build_host_library, load_host_library
 from mlcir.runtime.jit import create_engine
 from mlcir.runtime.library import CallbackErrors, make_callback
 from mlcir.runtime.model_file import (LIBRARY, METADATA, CompiledLibrary, SavedModel,
@@ -69,16 +69,17 @@ class CpuBackend:
         """JIT the lowered ``prepared.work``; ``keep`` (the source module) lives as long as
         the executable."""
         work, sigs, libs, externs = prepared
-        extra, folder = [], None
+        extern_lib, addresses = None, {}
         if externs:  # the UMA backends' C code, compiled for the JIT to call (docs/uma.md)
-            folder = tempfile.TemporaryDirectory(prefix="mlcir-uma-")
-            extra = [str(build_host_library(externs, Path(folder.name), compiler()))]
+            with tempfile.TemporaryDirectory(prefix="mlcir-uma-") as folder:
+                path = build_host_library(externs, Path(folder), compiler())
+                extern_lib, addresses = load_host_library(externs, path)
         with work.context:
             errors = CallbackErrors()
             engine, callbacks = create_engine(work, opt_level=target.opt_level, libraries=libs,
-                                              errors=errors, extra_libraries=extra)
+                                              errors=errors, externs=addresses)
         return Executable(sigs, engine, target, errors,
-                          keep_alive=[callbacks, work, keep, folder],
+                          keep_alive=[callbacks, work, keep, extern_lib],
                           libraries=libs, lowered=work, externs=externs or None)
 
     def compile_to_file(self, prepared: PreparedModule, target: Target,
