@@ -63,12 +63,18 @@ def _profile_sites(staged: Staged, schedule: str) -> dict[str, list[dict[str, An
 
     lowered = staged.prepared.work
     table = json.loads(ir.StringAttr(lowered.operation.attributes[PROFILE_ATTR]).value)
+    # External C functions (UMA backends; their symbol names the backend): not kernels.
+    externs = {c.symbol for c in staged.prepared.externs.calls}
     for sites in table.values():
         for site in sites:
             name = site["callee"]
             site["flops"] = staged.kernel_flops.get(name, 0.0)
-            site["schedule"] = "library" if site.pop("library") else \
-                staged.schedule_sources.get(name, "none" if schedule == "none" else "pipeline")
+            library = site.pop("library")
+            if name in externs:
+                site["schedule"] = "external"
+            else:
+                site["schedule"] = "library" if library else staged.schedule_sources.get(
+                    name, "none" if schedule == "none" else "pipeline")
     return table
 
 
