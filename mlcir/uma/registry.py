@@ -10,17 +10,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from mlcir.errors import BuildError
 
-if TYPE_CHECKING:
-    from .backend import UMABackend
-
-_BACKENDS: dict[str, "UMABackend"] = {}
+# Backends by name (mlcir.uma.UMABackend objects; this module sits below .backend).
+_BACKENDS: dict[str, Any] = {}
 
 
-def register_backend(backend: "UMABackend", *, override: bool = False) -> None:
+def register_backend(backend: Any, *, override: bool = False) -> None:
     name = backend.target_name
     if name in _BACKENDS and _BACKENDS[name] is not backend and not override:
         raise ValueError(f"UMA backend '{name}' is already registered (pass override=True "
@@ -29,24 +27,22 @@ def register_backend(backend: "UMABackend", *, override: bool = False) -> None:
 
 
 def backend_names() -> list[str]:
-    _builtin()
     return sorted(_BACKENDS)
 
 
-def _builtin() -> None:
-    from . import blas  # noqa: F401 - registers "blas"
+def _is_backend(value: object) -> bool:
+    """A backend object (duck-typed: this module sits below :mod:`.backend`)."""
+    return hasattr(value, "partition") and hasattr(value, "target_name")
 
 
-def get_backend(spec: "str | UMABackend") -> "UMABackend":
+def get_backend(spec: Any) -> Any:
     """The backend ``spec`` names: a backend object, a registered name, or ``module:Class`` /
-    ``path/to/file.py:Class`` (imported, instantiated and registered)."""
-    from .backend import UMABackend
-
-    if isinstance(spec, UMABackend):
-        return spec
+    ``path/to/file.py:Class`` (imported, instantiated and registered). The built-in ones
+    register when :mod:`mlcir.uma` is imported."""
+    if _is_backend(spec):
+        return spec  # type: ignore[return-value]
     if ":" in spec:
         return _from_spec(spec)
-    _builtin()
     if spec not in _BACKENDS:
         known = ", ".join(sorted(_BACKENDS)) or "none"
         raise BuildError(f"no UMA backend named '{spec}' (registered: {known}; or name its "
@@ -54,9 +50,7 @@ def get_backend(spec: "str | UMABackend") -> "UMABackend":
     return _BACKENDS[spec]
 
 
-def _from_spec(spec: str) -> "UMABackend":
-    from .backend import UMABackend
-
+def _from_spec(spec: str) -> Any:
     where, _, cls_name = spec.rpartition(":")
     try:
         if where.endswith(".py"):
@@ -71,7 +65,7 @@ def _from_spec(spec: str) -> "UMABackend":
     except ImportError as error:
         raise BuildError(f"UMA backend '{spec}': cannot import {where}: {error}") from None
     cls = getattr(module, cls_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, UMABackend)):
+    if not (isinstance(cls, type) and _is_backend(cls)):
         raise BuildError(f"UMA backend '{spec}': {where} has no UMABackend subclass "
                          f"'{cls_name}'")
     backend = cls()
