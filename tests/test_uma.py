@@ -261,3 +261,20 @@ def test_blas_backend_takes_batched_and_transposed_matmuls():
 def test_unknown_backend_names_the_registered_ones():
     with pytest.raises(BuildError, match=r"no UMA backend named 'nope' \(registered: .*blas"):
         get_backend("nope")
+
+
+@pytest.mark.qemu
+def test_vanilla_cross_compiles_its_c_for_aarch64_and_runs_under_qemu(tmp_path):
+    from mlcir.targets.cross import remote
+
+    model = small_cnn_model()
+    x = np.random.default_rng(5).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    saved = mlcir.compile(from_onnx(model), "llvm -mtriple=aarch64-linux-gnu",
+                          tmp_path / "cnn_arm.mlcir", backend=get_backend(VANILLA_SPEC))
+    with zipfile.ZipFile(saved.path) as archive:
+        elf = archive.read("model.so")
+    assert int.from_bytes(elf[18:20], "little") == 183  # EM_AARCH64
+    assert b"vanilla_conv2dnchw" in elf
+    foreign = remote.foreign_model(saved.path)
+    [y] = remote.run_foreign(foreign, "main", [x]).values()
+    np.testing.assert_allclose(y, _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
