@@ -227,9 +227,10 @@ def test_vanilla_check_refuses_with_the_reason():
                                                               [1, 1], 1), rtol=1e-4, atol=1e-5)
 
 
-def test_blas_backend_takes_the_mlp_gemms():
-    model = onnx_models.mlp(batch=4)
-    x = onnx_models.mlp_inputs(batch=4)["x"]
+@pytest.mark.parametrize("batch", [1, 4])  # one row: sgemv
+def test_blas_backend_takes_the_mlp_gemms(batch):
+    model = onnx_models.mlp(batch=batch)
+    x = onnx_models.mlp_inputs(batch=batch)["x"]
     ex = mlcir.build(from_onnx(model), backend="blas")
     assert [d.pattern for d in ex.partition_report.offloaded] == ["linear", "linear"]
     np.testing.assert_allclose(ex.main(x), _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
@@ -242,20 +243,25 @@ def test_blas_backend_takes_batched_and_transposed_matmuls():
         f32 = ir.F32Type.get()
         with ir.InsertionPoint(module.body):
             fn = func.FuncOp("main", ir.FunctionType.get(
-                [_tensor(f32, 2, 8, 16), _tensor(f32, 2, 8, 16), _tensor(f32, 16, 4)],
-                [_tensor(f32, 2, 8, 8), _tensor(f32, 2, 8, 4)]))
+                [_tensor(f32, 2, 8, 16), _tensor(f32, 2, 8, 16), _tensor(f32, 16, 4),
+                 _tensor(f32, 1, 16)],
+                [_tensor(f32, 2, 8, 8), _tensor(f32, 2, 8, 4), _tensor(f32, 1, 4)]))
             with ir.InsertionPoint(fn.add_entry_block()):
-                q, k, w = fn.arguments
+                q, k, w, v = fn.arguments
                 scores = graph.matmul(q, graph.permute_dims(k, axes=[0, 2, 1]))
-                func.ReturnOp([scores, graph.matmul(q, w)])
+                wt = graph.permute_dims(w, axes=[1, 0])  # [4, 16]: one row against it, sgemv
+                func.ReturnOp([scores, graph.matmul(q, w), graph.matmul(v, graph.permute_dims(
+                    wt, axes=[1, 0]))])
     ex = mlcir.build(module, backend="blas")
-    assert sorted(d.pattern for d in ex.partition_report.offloaded) == ["matmul", "matmul_t"]
+    assert sorted(d.pattern for d in ex.partition_report.offloaded) == \
+        ["matmul", "matmul_t", "matmul_t"]
     rng = np.random.default_rng(4)
     q, k = rng.standard_normal((2, 2, 8, 16), np.float32)
-    w = rng.standard_normal((16, 4), np.float32)
-    scores, y = ex.main(q, k, w)
+    w, v = rng.standard_normal((16, 4), np.float32), rng.standard_normal((1, 16), np.float32)
+    scores, y, z = ex.main(q, k, w, v)
     np.testing.assert_allclose(scores, q @ np.transpose(k, (0, 2, 1)), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(y, q @ w, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(z, v @ w, rtol=1e-4, atol=1e-4)
 
 
 def test_unknown_backend_names_the_registered_ones():

@@ -1,4 +1,5 @@
-"""The ``blas`` UMA backend: f32 matmuls and Gemms as CBLAS ``sgemm`` calls.
+"""The ``blas`` UMA backend: f32 matmuls and Gemms as CBLAS ``sgemm`` calls (``sgemv`` for one
+row).
 
 The BLAS is the OpenBLAS numpy's wheels ship (``numpy.libs/libscipy_openblas64_*.so``:
 ``scipy_cblas_sgemm64_``, 64-bit integers), linked by path with its folder as run path: nothing
@@ -27,14 +28,15 @@ from mlcir.passes.patterns import Match, is_op, wildcard
 
 from .backend import UMABackend, shape
 
-# (sgemm symbol, its integer type), most specific first.
-_SPELLINGS = (("scipy_cblas_sgemm64_", "int64_t"), ("cblas_sgemm64_", "int64_t"),
-              ("cblas_sgemm", "int"))
+# (sgemm symbol, sgemv symbol, their integer type), most specific first.
+_SPELLINGS = (("scipy_cblas_sgemm64_", "scipy_cblas_sgemv64_", "int64_t"),
+              ("cblas_sgemm64_", "cblas_sgemv64_", "int64_t"),
+              ("cblas_sgemm", "cblas_sgemv", "int"))
 
 
 @functools.lru_cache(maxsize=None)
-def blas_library() -> tuple[Path, str, str]:
-    """The CBLAS library, its sgemm symbol and integer type (module docstring)."""
+def blas_library() -> tuple[Path, str, str, str]:
+    """The CBLAS library, its sgemm and sgemv symbols and integer type (module docstring)."""
     env = os.environ.get("MLCIR_BLAS_LIBRARY")
     if env:
         candidates = [Path(env)]
@@ -49,9 +51,9 @@ def blas_library() -> tuple[Path, str, str]:
             lib = ctypes.CDLL(str(path))
         except OSError:
             continue
-        for symbol, int_type in _SPELLINGS:
-            if hasattr(lib, symbol):
-                return path, symbol, int_type
+        for sgemm, sgemv, int_type in _SPELLINGS:
+            if hasattr(lib, sgemm) and hasattr(lib, sgemv):
+                return path, sgemm, sgemv, int_type
     raise BuildError("UMA backend 'blas': no CBLAS library found (numpy's wheels ship "
                      "numpy.libs/libscipy_openblas64_*.so; or set MLCIR_BLAS_LIBRARY)"
                      f"; looked at: {', '.join(map(str, candidates)) or 'nothing'}")
@@ -119,8 +121,8 @@ class BlasBackend(UMABackend):
 
     @property
     def cflags(self) -> tuple[str, ...]:  # type: ignore[override]
-        _, symbol, int_type = blas_library()
-        return (f"-DMLCIR_SGEMM={symbol}", f"-DMLCIR_BLASINT={int_type}")
+        _, sgemm, sgemv, int_type = blas_library()
+        return (f"-DMLCIR_SGEMM={sgemm}", f"-DMLCIR_SGEMV={sgemv}", f"-DMLCIR_BLASINT={int_type}")
 
     @staticmethod
     def _linear_reason(match: Match) -> str | None:
