@@ -160,7 +160,11 @@ def test_vanilla_one_conv_runs_from_python_mlcir_run_and_c(tmp_path, run_model, 
     expected = _onnxruntime(model, x)
     saved = tmp_path / "one_conv.mlcir"
     assert cli(["compile", str(onnx_path), "--backend", VANILLA_SPEC, "-o", str(saved),
-                "-q"]) == 0
+                "--dump-mlir", "graph", str(tmp_path / "graph.mlir"), "-q"]) == 0
+    graph_stage = (tmp_path / "graph.mlir").read_text()  # the graph stage is partitioned
+    assert 'graph.extern = {backend = "vanilla_accelerator", function = "vanilla_conv2dnchw", ' \
+        'int_type = "int", ints = array<i64: 8, 14, 14, 3, 3, 3>, returns = "int"}' in graph_stage
+    assert "graph.extern_code = {vanilla_accelerator = {" in graph_stage
     np.testing.assert_allclose(mlcir.load(saved).main(x), expected, rtol=1e-4, atol=1e-5)
 
     np.savez(tmp_path / "in.npz", x=x)
@@ -190,6 +194,13 @@ def test_vanilla_offloads_only_stride_1_convolutions_of_the_cnn():
     report = ex.partition_report
     assert [d.location for d in report.offloaded] == ['loc("c1")', 'loc("c3")']
     assert report.refused == []  # c2 (stride 2) is not even a match: strides=[1, 1]
+    np.testing.assert_allclose(ex.main(x), _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
+    # Another model calling the same function at other sizes (an adapter of the same name)
+    # in the same process: each engine calls its own adapter.
+    other = mlcir.build(from_onnx(one_conv_model()), backend=backend)
+    x1 = np.random.default_rng(6).standard_normal((1, 3, 14, 14)).astype(np.float32)
+    np.testing.assert_allclose(other.main(x1), _onnxruntime(one_conv_model(), x1), rtol=1e-4,
+                               atol=1e-5)
     np.testing.assert_allclose(ex.main(x), _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
 
     profile = ex.profile(x, repeat=2)
