@@ -295,3 +295,30 @@ def test_vanilla_cross_compiles_its_c_for_aarch64_and_runs_under_qemu(tmp_path):
     foreign = remote.foreign_model(saved.path)
     [y] = remote.run_foreign(foreign, "main", [x]).values()
     np.testing.assert_allclose(y, _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
+
+
+def test_cpp_sources_and_int64_sizes(tmp_path):
+    source = tmp_path / "relu.cpp"
+    source.write_text('#include <algorithm>\n#include <cstdint>\n#include <vector>\n'
+                      'extern "C" void cpp_relu(const double *x, double *y, int64_t n0, '
+                      'int64_t n1, int64_t, int64_t) {\n'
+                      '  std::vector<double> v(x, x + n0 * n1);\n'
+                      '  for (auto &e : v) e = std::max(e, 0.0);\n'
+                      '  std::copy(v.begin(), v.end(), y);\n}\n')
+
+    class Cpp(UMABackend):
+        target_name = "cpp"
+        sources = (source,)
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_pattern("relu", is_op("graph.relu")(wildcard("x")), "cpp_relu",
+                                  int_type="int64_t")
+
+    ex = mlcir.build(_recording_module(), backend=Cpp())
+    assert [d.function for d in ex.partition_report.offloaded] == ["cpp_relu"]
+    z = np.random.default_rng(8).standard_normal((3, 2))
+    x, w = np.ones((2, 4, 3), np.float32), np.ones((4, 5), np.float32)
+    y, r = ex.main(x, w, z)
+    np.testing.assert_array_equal(r, np.maximum(z, 0))
+    np.testing.assert_allclose(y, np.full((2, 3, 5), 4, np.float32))
