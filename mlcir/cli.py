@@ -126,8 +126,10 @@ def _asm(module: Any) -> str:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     import mlcir
+    from mlcir.driver import split_composite
 
-    target = parse_target(args.target)
+    target_text, backend = split_composite(args.target, args.backend)
+    target = parse_target(target_text)
     schedule = "none" if args.no_default_schedule else "default"
     records = _records(args.tuning_records)
     if records is not None:
@@ -151,7 +153,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     output = args.output or Path(args.model).with_suffix(".mlcir").name
     saved = mlcir.compile(module, target, output, records=records, schedule=schedule,
                           pipeline=args.pipeline, layout=args.layout, profile=args.profile,
-                          on_stage=dump, backend=args.backend)
+                          on_stage=dump, backend=backend)
     if not args.quiet:
         functions = ", ".join(f"<mlcir.Function {sig.describe()}>"
                               for sig in saved.signatures.values())

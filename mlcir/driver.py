@@ -26,6 +26,18 @@ from mlcir.targets import backend_for, build_plan
 from mlcir.targets.stages import Staged, StageHook, run_stages
 
 
+def split_composite(target: "str | Target", backend: Any = None) -> tuple[Any, Any]:
+    """TVM's composite target ``"vanilla_accelerator, llvm"``: a UMA backend's name, then the
+    target that builds the rest; returns ``(target, backend)``."""
+    if not isinstance(target, str) or "," not in target:
+        return target, backend
+    *names, rest = [part.strip() for part in target.split(",")]
+    if len(names) != 1 or backend is not None:
+        raise BuildError(f"target '{target}': a composite target names one UMA backend then "
+                         "the target ('vanilla_accelerator, llvm'), and no backend= besides")
+    return rest, names[0]
+
+
 def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
                   schedule: str = "default", layout: str | None = None,
                   pipeline: str | None = None, profile: bool = False, until: str = "lowered",
@@ -37,6 +49,7 @@ def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
     partitions the graph stage first."""
     from mlcir.passes.layout_chains import module_layout
 
+    target, backend = split_composite(target, backend)
     target = Target.parse(target)
     module = as_module(mod)
     plan = build_plan(target, layout or module_layout(module), profile)
@@ -100,8 +113,10 @@ def build(mod: Any, target: "str | Target" = "llvm", *, records: Any = None,
     kernel call; :meth:`Executable.profile` builds it by itself when first asked).
     ``backend`` (a :class:`mlcir.uma.UMABackend` or a registered name such as ``"blas"``)
     offloads its patterns' matches to its C functions; the rest is built as usual
-    (docs/uma.md); ``executable.partition_report`` says what was offloaded and refused.
+    (docs/uma.md); ``executable.partition_report`` says what was offloaded and refused. A
+    composite ``target`` ``"NAME, llvm"`` names the backend too.
     """
+    target, backend = split_composite(target, backend)
     target = Target.parse(target)
     if profile:
         _check_profile(target, pipeline)
@@ -153,6 +168,7 @@ def compile(mod: Any, target: "str | Target", path: "str | os.PathLike[str]", *,
     ``backend`` is :func:`build`'s (a UMA backend, its C code linked into the file).
     Returns what was written (path, metadata, signatures, the lowered module).
     """
+    target, backend = split_composite(target, backend)
     target = Target.parse(target)
     if profile:  # the profiling build, saved: ``mlcir run --profile`` reads its counters
         _check_profile(target, pipeline)
