@@ -62,6 +62,9 @@ def staged_module(mod: Any, target: "str | Target", *, records: Any = None,
     if backend is not None:
         from mlcir.uma import get_backend
 
+        if target.kind != "llvm":
+            raise BuildError(f"target '{target}': UMA backends' C functions run on the CPU; "
+                             "build for 'llvm' (or a cross 'llvm -mtriple=...')")
         partition = get_backend(backend).partition
     return run_stages(module, plan, records=source, schedule=schedule, until=until,
                       pipeline=pipeline, on_stage=on_stage, partition=partition)

@@ -283,6 +283,9 @@ def test_unknown_backend_names_the_registered_ones():
         get_backend("nope")
     with pytest.raises(BuildError, match=r"a composite target names one UMA backend then"):
         mlcir.build(_recording_module(), "blas, llvm", backend="blas")
+    with pytest.raises(BuildError, match=r"target 'cuda.*': UMA backends' C functions run on "
+                                         r"the CPU"):
+        mlcir.compile(_recording_module(), "cuda", "never.mlcir", backend="blas")
 
 
 @pytest.mark.qemu

@@ -77,7 +77,7 @@ def _matmul_args(a: ir.Value, b: ir.Value, trans_b: bool) -> tuple[int, int, int
     return math.prod(sa[:-2]), math.prod(sb[:-2]), sa[-2], k, n
 
 
-def _matmul_reason(a: ir.Value, b: ir.Value, trans_b: bool) -> str | None:
+def _matmul_reason(a: ir.Value, b: ir.Value) -> str | None:
     if not _f32(a, b):
         return "only f32 matmuls go to sgemm"
     sa, sb = shape(a), shape(b)
@@ -85,8 +85,6 @@ def _matmul_reason(a: ir.Value, b: ir.Value, trans_b: bool) -> str | None:
         return "matrix-vector products stay with mlcir"
     if len(sb) > 2 and (sa[:-2] != sb[:-2]):
         return f"broadcast batch dims {sa[:-2]} and {sb[:-2]} stay with mlcir"
-    if trans_b and len(sb) == 2:
-        return None
     return None
 
 
@@ -113,7 +111,7 @@ class BlasBackend(UMABackend):
         self.register_pattern(
             "matmul", is_op("graph.matmul")(a, b), "mlcir_blas_matmul", inputs=("a", "b"),
             int_type="int64_t", ints=lambda m: [*_matmul_args(m["a"], m["b"], False), 0],
-            check=lambda m: _matmul_reason(m["a"], m["b"], False))
+            check=lambda m: _matmul_reason(m["a"], m["b"]))
 
     @property
     def libraries(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -129,7 +127,7 @@ class BlasBackend(UMABackend):
         a, b, bias = match["a"], match["b"], match["bias"]
         if len(shape(b)) != 2:
             return "linear: the weight must be a matrix"
-        reason = _matmul_reason(a, b, False)
+        reason = _matmul_reason(a, b)
         if reason is None and not _f32(bias):
             reason = "linear: the bias must be f32"
         n = shape(b)[-1]
@@ -144,7 +142,7 @@ class BlasBackend(UMABackend):
         rank = len(axes)
         if rank < 2 or axes != list(range(rank - 2)) + [rank - 1, rank - 2]:
             return f"matmul_t: permute_dims {axes} does not swap the last two axes"
-        return _matmul_reason(match["a"], bt, True)
+        return _matmul_reason(match["a"], bt)
 
 
 BlasBackend().register()
