@@ -180,18 +180,22 @@ def call_library(module: ir.Module, name: str, args: Sequence[ir.Value],
 
 
 def extern_attribute(function: str, backend: str, ints: Sequence[int], *, int_type: str = "int",
-                     returns: str = "void") -> ir.Attribute:
+                     returns: str = "void", flops: float = 0.0) -> ir.Attribute:
     """The ``graph.extern`` attribute of a declaration that calls the C function ``function``
-    of UMA backend ``backend`` with ``ints`` after its buffers (docs/uma.md)."""
-    return ir.DictAttr.get({
+    of UMA backend ``backend`` with ``ints`` after its buffers (docs/uma.md); ``flops``, when
+    known, the operations of one call (for the profiler's GFLOPS)."""
+    entries = {
         "function": ir.StringAttr.get(function), "backend": ir.StringAttr.get(backend),
         "ints": ir.DenseI64ArrayAttr.get([int(i) for i in ints]),
-        "int_type": ir.StringAttr.get(int_type), "returns": ir.StringAttr.get(returns)})
+        "int_type": ir.StringAttr.get(int_type), "returns": ir.StringAttr.get(returns)}
+    if flops:
+        entries["flops"] = ir.FloatAttr.get_f64(float(flops))
+    return ir.DictAttr.get(entries)
 
 
 def call_extern(module: ir.Module, function: str, backend: str, args: Sequence[ir.Value],
                 result_types: Sequence[ir.Type], ints: Sequence[int] = (), *,
-                int_type: str = "int", returns: str = "void",
+                int_type: str = "int", returns: str = "void", flops: float = 0.0,
                 loc: ir.Location | None = None) -> list[ir.Value]:
     """Call the external C function ``function`` of UMA backend ``backend`` in
     destination-passing style: ``function(inputs..., outputs..., ints...)`` (docs/uma.md).
@@ -200,7 +204,8 @@ def call_extern(module: ir.Module, function: str, backend: str, args: Sequence[i
     ``uma_<backend>_<function>[_n]`` marked ``graph.extern``; the runtime compiles the adapter
     that unpacks the memrefs and calls the C function with the integers as constants.
     """
-    attr = extern_attribute(function, backend, ints, int_type=int_type, returns=returns)
+    attr = extern_attribute(function, backend, ints, int_type=int_type, returns=returns,
+                            flops=flops)
     fn_type = ir.FunctionType.get([a.type for a in args] + list(result_types), list(result_types))
     symbols = set()
     for op in module.body.operations:

@@ -80,7 +80,7 @@ def _profile_sites(staged: Staged, schedule: str) -> dict[str, list[dict[str, An
     lowered = staged.prepared.work
     table = json.loads(ir.StringAttr(lowered.operation.attributes[PROFILE_ATTR]).value)
     # External C functions (UMA backends; their symbol names the backend): not kernels.
-    externs = {c.symbol for c in staged.prepared.externs.calls}
+    externs = {c.symbol: c for c in staged.prepared.externs.calls}
     for sites in table.values():
         for site in sites:
             name = site["callee"]
@@ -88,6 +88,7 @@ def _profile_sites(staged: Staged, schedule: str) -> dict[str, list[dict[str, An
             library = site.pop("library")
             if name in externs:
                 site["schedule"] = "external"
+                site["flops"] = externs[name].flops
             else:
                 site["schedule"] = "library" if library else staged.schedule_sources.get(
                     name, "none" if schedule == "none" else "pipeline")

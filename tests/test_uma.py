@@ -248,6 +248,8 @@ def test_blas_backend_takes_the_mlp_gemms(batch):
         ex = mlcir.build(from_onnx(model), backend="blas")
     assert [d.pattern for d in ex.partition_report.offloaded] == ["linear", "linear"]
     np.testing.assert_allclose(ex.main(x), _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
+    external = [k for k in ex.profile(x, repeat=2).kernels if k.schedule == "external"]
+    assert sorted(k.flops for k in external) == [2 * batch * 128 * 10, 2 * batch * 784 * 128]
 
 
 def test_blas_backend_takes_batched_and_transposed_matmuls():

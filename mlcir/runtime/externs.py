@@ -48,6 +48,7 @@ class ExternCall:
     ints: tuple[int, ...]
     int_type: str = "int"
     returns: str = "void"
+    flops: float = 0.0  # operations of one call, when the backend says (0: unknown)
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,8 @@ def read_externs(module: ir.Module) -> Externs:
                 op.sym_name.value, ir.StringAttr(d["function"]).value,
                 ir.StringAttr(d["backend"]).value, args,
                 tuple(int(v) for v in ir.DenseI64ArrayAttr(d["ints"])),
-                ir.StringAttr(d["int_type"]).value, ir.StringAttr(d["returns"]).value))
+                ir.StringAttr(d["int_type"]).value, ir.StringAttr(d["returns"]).value,
+                ir.FloatAttr(d["flops"]).value if "flops" in d else 0.0))
     code = []
     if EXTERN_CODE_ATTR in module.operation.attributes:
         backends = ir.DictAttr(module.operation.attributes[EXTERN_CODE_ATTR])

@@ -31,6 +31,7 @@ log = logging.getLogger("mlcir.uma")
 
 IntsFn = Callable[[Match], Sequence[int]]
 CheckFn = Callable[[Match], "str | None"]
+FlopsFn = Callable[[Match], float]
 
 
 def shape(value: ir.Value) -> list[int]:
@@ -52,6 +53,7 @@ class OffloadPattern:
     check: CheckFn | None = None
     int_type: str = "int"
     returns: str = "void"
+    flops: FlopsFn | None = None
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,11 @@ class UMABackend:
     def register_pattern(self, name: str, pattern: Pattern, function: str, *,
                          inputs: Sequence[str] | None = None, ints: IntsFn | None = None,
                          check: CheckFn | None = None, int_type: str = "int",
-                         returns: str = "void") -> OffloadPattern:
+                         returns: str = "void", flops: FlopsFn | None = None) -> OffloadPattern:
         """Offload matches of ``pattern`` to the C function ``function`` (see
         :class:`OffloadPattern`); ``int_type`` is the C type of the integers, ``returns``
-        ``"int"`` for a function returning a status (nonzero stops the process, naming it)."""
+        ``"int"`` for a function returning a status (nonzero stops the process, naming it);
+        ``flops(match)``, the operations of one call (the profiler's GFLOPS and % of peak)."""
         if not function.isidentifier():
             raise PassError(f"UMA backend '{self.target_name}': pattern '{name}': "
                             f"{function!r} is not a C function name")
@@ -118,7 +121,7 @@ class UMABackend:
             raise PassError(f"UMA backend '{self.target_name}': pattern '{name}': inputs "
                             f"{list(inputs or ())} must be names of the pattern ({names})")
         entry = OffloadPattern(name, pattern, function, tuple(inputs) if inputs else None,
-                               ints, check, int_type, returns)
+                               ints, check, int_type, returns, flops)
         self._patterns.append(entry)
         return entry
 
@@ -187,7 +190,8 @@ class UMABackend:
             report.offloaded.append(Decision(entry.name, entry.function, location))
             return graph.call_extern(module_op, entry.function, self.target_name, inputs,
                                      results, ints, int_type=entry.int_type,
-                                     returns=entry.returns)
+                                     returns=entry.returns,
+                                     flops=entry.flops(match) if entry.flops else 0.0)
 
         return build
 

@@ -77,6 +77,11 @@ def _matmul_args(a: ir.Value, b: ir.Value, trans_b: bool) -> tuple[int, int, int
     return math.prod(sa[:-2]), math.prod(sb[:-2]), sa[-2], k, n
 
 
+def _flops(a: ir.Value, b: ir.Value, trans_b: bool) -> float:
+    batch, _, m, k, n = _matmul_args(a, b, trans_b)
+    return 2.0 * batch * m * k * n
+
+
 def _matmul_reason(a: ir.Value, b: ir.Value) -> str | None:
     if not _f32(a, b):
         return "only f32 matmuls go to sgemm"
@@ -101,17 +106,18 @@ class BlasBackend(UMABackend):
             "linear", is_op("graph.add")(is_op("graph.matmul")(a, b), bias),
             "mlcir_blas_linear", inputs=("a", "b", "bias"), int_type="int64_t",
             ints=lambda m: [_rows(m["a"]), shape(m["a"])[-1], shape(m["b"])[-1]],
-            check=self._linear_reason)
+            check=self._linear_reason, flops=lambda m: _flops(m["a"], m["b"], False))
         swapped = is_op("graph.permute_dims")(wildcard("bt"))
         self.register_pattern(
             "matmul_t", is_op("graph.matmul")(a, swapped.named("b_t")), "mlcir_blas_matmul",
             inputs=("a", "bt"), int_type="int64_t",
             ints=lambda m: [*_matmul_args(m["a"], m["bt"], True), 1],
-            check=self._transposed_reason)
+            check=self._transposed_reason, flops=lambda m: _flops(m["a"], m["bt"], True))
         self.register_pattern(
             "matmul", is_op("graph.matmul")(a, b), "mlcir_blas_matmul", inputs=("a", "b"),
             int_type="int64_t", ints=lambda m: [*_matmul_args(m["a"], m["b"], False), 0],
-            check=lambda m: _matmul_reason(m["a"], m["b"]))
+            check=lambda m: _matmul_reason(m["a"], m["b"]),
+            flops=lambda m: _flops(m["a"], m["b"], False))
 
     @property
     def libraries(self) -> tuple[str, ...]:  # type: ignore[override]
