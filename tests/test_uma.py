@@ -162,8 +162,9 @@ def test_vanilla_one_conv_runs_from_python_mlcir_run_and_c(tmp_path, run_model, 
     assert cli(["compile", str(onnx_path), "--backend", VANILLA_SPEC, "-o", str(saved),
                 "--dump-mlir", "graph", str(tmp_path / "graph.mlir"), "-q"]) == 0
     graph_stage = (tmp_path / "graph.mlir").read_text()  # the graph stage is partitioned
-    assert 'graph.extern = {backend = "vanilla_accelerator", function = "vanilla_conv2dnchw", ' \
-        'int_type = "int", ints = array<i64: 8, 14, 14, 3, 3, 3>, returns = "int"}' in graph_stage
+    assert 'graph.extern = {backend = "vanilla_accelerator", flops = 8.467200e+04 : f64, ' \
+        'function = "vanilla_conv2dnchw", int_type = "int", ints = array<i64: 8, 14, 14, 3, 3, ' \
+        '3>, returns = "int"}' in graph_stage
     assert "graph.extern_code = {vanilla_accelerator = {" in graph_stage
     np.testing.assert_allclose(mlcir.load(saved).main(x), expected, rtol=1e-4, atol=1e-5)
 
@@ -205,7 +206,7 @@ def test_vanilla_offloads_only_stride_1_convolutions_of_the_cnn():
 
     profile = ex.profile(x, repeat=2)
     external = [k for k in profile.kernels if k.schedule == "external"]
-    assert len(external) == 2 and all(k.seconds > 0 for k in external)
+    assert len(external) == 2 and all(k.seconds > 0 and k.gflops > 0 for k in external)
 
     from mlcir.tune import extract_tasks
 

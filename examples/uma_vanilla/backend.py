@@ -8,6 +8,7 @@ with strides [1, 1] (an attribute constraint); the check refuses what the C code
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from mlir import ir
@@ -27,7 +28,8 @@ class VanillaAcceleratorBackend(UMABackend):
         self.register_pattern(
             "conv2d",
             is_op("graph.conv2d", strides=[1, 1])(wildcard("ifmap"), wildcard("weights")),
-            "vanilla_conv2dnchw", returns="int", ints=self.sizes, check=self.check)
+            "vanilla_conv2dnchw", returns="int", ints=self.sizes, check=self.check,
+            flops=lambda m: 2.0 * math.prod(self.sizes(m)))  # oc*iw*ih*ic*kh*kw multiply-adds
 
     @staticmethod
     def sizes(match: Match) -> list[int]:
