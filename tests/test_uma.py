@@ -240,7 +240,7 @@ def test_vanilla_check_refuses_with_the_reason():
 
 
 @pytest.mark.parametrize("batch", [1, 4])  # one row: sgemv
-def test_blas_backend_takes_the_mlp_gemms(batch):
+def test_blas_backend_takes_the_mlp_gemms(batch, run_model, tmp_path):
     model = onnx_models.mlp(batch=batch)
     x = onnx_models.mlp_inputs(batch=batch)["x"]
     if batch == 1:  # TVM's composite target names the backend too
@@ -251,6 +251,15 @@ def test_blas_backend_takes_the_mlp_gemms(batch):
     np.testing.assert_allclose(ex.main(x), _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
     external = [k for k in ex.profile(x, repeat=2).kernels if k.schedule == "external"]
     assert sorted(k.flops for k in external) == [2 * batch * 128 * 10, 2 * batch * 784 * 128]
+    ex.save(tmp_path / "mlp.mlcir")  # from C: OpenBLAS found through the library's run path
+    with zipfile.ZipFile(tmp_path / "mlp.mlcir") as archive:
+        (tmp_path / "mlp.so").write_bytes(archive.read("model.so"))
+    np.save(tmp_path / "x.npy", x)
+    result = subprocess.run([run_model, tmp_path / "mlp.so", "main", tmp_path / "x.npy", "-o",
+                             tmp_path / "y.npy"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), _onnxruntime(model, x), rtol=1e-4,
+                               atol=1e-5)
 
 
 def test_blas_backend_takes_batched_and_transposed_matmuls():
