@@ -342,3 +342,31 @@ def test_cpp_sources_and_int64_sizes(tmp_path):
     y, r = ex.main(x, w, z)
     np.testing.assert_array_equal(r, np.maximum(z, 0))
     np.testing.assert_allclose(y, np.full((2, 3, 5), 4, np.float32))
+
+
+def test_blas_backend_takes_1x1_convolutions():
+    ctx = mlcir.make_context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.create()
+        f32 = ir.F32Type.get()
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("main", ir.FunctionType.get(
+                [_tensor(f32, 2, 8, 5, 6), _tensor(f32, 4, 8, 1, 1), _tensor(f32, 4, 4, 3, 3)],
+                [_tensor(f32, 2, 4, 3, 4)]))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                x, w1, w3 = fn.arguments
+                y = graph.conv2d(x, w1, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1],
+                                 groups=1)
+                func.ReturnOp([graph.conv2d(y, w3, strides=[1, 1], padding=[0, 0, 0, 0],
+                                            dilation=[1, 1], groups=1)])
+    ex = mlcir.build(module, backend="blas")
+    assert [d.pattern for d in ex.partition_report.offloaded] == ["conv1x1"]
+    assert [d.reason for d in ex.partition_report.refused] == [
+        "conv1x1: a 3x3 kernel is not 1x1"]
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 8, 5, 6), np.float32)
+    w1, w3 = rng.standard_normal((4, 8, 1, 1), np.float32), rng.standard_normal((4, 4, 3, 3),
+                                                                                 np.float32)
+    y = graph._np_conv2d(x, w1, [1, 1], [0, 0, 0, 0], [1, 1], 1)
+    np.testing.assert_allclose(ex.main(x, w1, w3), graph._np_conv2d(
+        y, w3, [1, 1], [0, 0, 0, 0], [1, 1], 1), rtol=1e-4, atol=1e-4)

@@ -9,6 +9,7 @@ to install. ``MLCIR_BLAS_LIBRARY`` names another CBLAS library (its ``cblas_sgem
 - ``linear``: ``add(matmul(a, b), bias)``, ``b`` a matrix, ``bias`` ``[n]``/``[1, n]`` (a Gemm)
 - ``matmul``: ``matmul(a, b)``, ``b`` a matrix shared by every row of ``a``, or with the same
   batch dims as ``a`` (``trans_b``: ``b`` written ``permute_dims`` of its last two axes)
+- ``conv1x1``: a 1x1 stride-1 unpadded NCHW ``conv2d`` (``w @ x`` per image)
 
 Its threads are OpenBLAS's (``OPENBLAS_NUM_THREADS``, or ``threadpoolctl`` from Python).
 """
@@ -114,6 +115,12 @@ class BlasBackend(UMABackend):
             ints=lambda m: [*_matmul_args(m["a"], m["bt"], True), 1],
             check=self._transposed_reason, flops=lambda m: _flops(m["a"], m["bt"], True))
         self.register_pattern(
+            "conv1x1", is_op("graph.conv2d", strides=[1, 1], padding=[0, 0, 0, 0], groups=1)(
+                wildcard("x"), wildcard("w")),
+            "mlcir_blas_conv1x1", int_type="int64_t", check=self._conv1x1_reason,
+            ints=lambda m: [*shape(m["x"])[:2], math.prod(shape(m["x"])[2:]), shape(m["w"])[0]],
+            flops=lambda m: 2.0 * math.prod(shape(m["x"])) * shape(m["w"])[0])
+        self.register_pattern(
             "matmul", is_op("graph.matmul")(a, b), "mlcir_blas_matmul", inputs=("a", "b"),
             int_type="int64_t", ints=lambda m: [*_matmul_args(m["a"], m["b"], False), 0],
             check=lambda m: _matmul_reason(m["a"], m["b"]),
@@ -140,6 +147,15 @@ class BlasBackend(UMABackend):
         if reason is None and shape(bias) not in ([n], [1, n]):
             reason = f"linear: the bias {shape(bias)} is not a row of {n}"
         return reason
+
+    @staticmethod
+    def _conv1x1_reason(match: Match) -> str | None:
+        x, w = match["x"], match["w"]
+        if not _f32(x, w):
+            return "conv1x1: only f32 convolutions go to sgemm"
+        if shape(w)[2:] != [1, 1]:
+            return f"conv1x1: a {shape(w)[2]}x{shape(w)[3]} kernel is not 1x1"
+        return None
 
     @staticmethod
     def _transposed_reason(match: Match) -> str | None:

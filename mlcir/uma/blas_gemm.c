@@ -54,3 +54,11 @@ void mlcir_blas_linear(const float *a, const float *b, const float *bias, float 
   for (int64_t r = 0; r < rows; ++r) memcpy(c + r * n, bias, (size_t)n * sizeof(float));
   gemm(rows, k, n, a, b, 0, 1.0f, c);
 }
+
+/* y[n, oc, hw] = w[oc, ic] @ x[n, ic, hw]: a 1x1 stride-1 unpadded NCHW convolution. */
+void mlcir_blas_conv1x1(const float *x, const float *w, float *y, int64_t n, int64_t ic,
+                        int64_t hw, int64_t oc) {
+  for (int64_t i = 0; i < n; ++i)
+    MLCIR_SGEMM(ROW_MAJOR, NO_TRANS, NO_TRANS, oc, hw, ic, 1.0f, w, ic, x + i * ic * hw, hw,
+                0.0f, y + i * oc * hw, hw);
+}
