@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from .graph_blocked import from_blocked, pack_filter, parse_blocked_layout, to_blocked, \
     unpack_filter
-from .graph_builders import BUILDERS, build, builder_signature, call_dps, call_library, \
-    declare_library_function, element_count, make_builder
+from .graph_builders import BUILDERS, build, builder_signature, call_dps, call_extern, \
+    call_library, declare_library_function, element_count, make_builder
 from .graph_eval import _np_conv2d, pool_divisors
-from .graph_ops import DIALECT, DIMS_ATTR, DTYPE_ATTR, LIBRARY_ATTR, NAME_ATTR, OPS, \
-    PRIMITIVE_ATTR, SPECIALIZES_ATTR, irdl_text
+from .graph_ops import DIALECT, DIMS_ATTR, DTYPE_ATTR, EXTERN_ATTR, EXTERN_CODE_ATTR, \
+    LIBRARY_ATTR, NAME_ATTR, OPS, PRIMITIVE_ATTR, SPECIALIZES_ATTR, irdl_text
 from .graph_shape_ops import PAD_MODES, SCATTER_REDUCTIONS, reshape_groups, reshape_result, \
     reshape_source_axis, slice_length
 from .graph_shapes import broadcast_shapes, is_float_type, is_signless_int_type, \
@@ -28,9 +28,9 @@ from .graph_shapes import broadcast_shapes, is_float_type, is_signless_int_type,
 from .opdef import AttrDef, OpDef, ShapeError, TensorSpec
 
 __all__ = [
-    "DIALECT", "DIMS_ATTR", "DTYPE_ATTR", "LIBRARY_ATTR", "NAME_ATTR", "OPS", "PAD_MODES",
+    "DIALECT", "DIMS_ATTR", "DTYPE_ATTR", "EXTERN_ATTR", "EXTERN_CODE_ATTR", "LIBRARY_ATTR", "NAME_ATTR", "OPS", "PAD_MODES",
     "PRIMITIVE_ATTR", "SCATTER_REDUCTIONS", "SPECIALIZES_ATTR", "AttrDef", "OpDef", "ShapeError",
-    "TensorSpec", "broadcast_shapes", "build", "builder_signature", "call_dps", "call_library",
+    "TensorSpec", "broadcast_shapes", "build", "builder_signature", "call_dps", "call_extern", "call_library",
     "declare_library_function", "element_count", "from_blocked", "irdl_text",
     "is_float_type", "is_signless_int_type", "make_builder", "pack_filter",
     "parse_blocked_layout", "pool_divisors", "reshape_groups", "reshape_result",

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from mlir import ir
 from mlir.dialects import func, tensor
 
-from .graph_ops import LIBRARY_ATTR, OPS
+from .graph_ops import EXTERN_ATTR, LIBRARY_ATTR, OPS
 from .opdef import OpDef, ShapeError, TensorSpec
 
 
@@ -176,6 +176,52 @@ def call_library(module: ir.Module, name: str, args: Sequence[ir.Value],
     """Call the library function ``name`` (registered from Python) in destination-passing
     style, declaring it in ``module`` if needed."""
     symbol = declare_library_function(module, name, [a.type for a in args], result_types)
+    return call_dps(symbol, args, result_types, loc=loc)
+
+
+def extern_attribute(function: str, backend: str, ints: Sequence[int], *, int_type: str = "int",
+                     returns: str = "void", flops: float = 0.0) -> ir.Attribute:
+    """The ``graph.extern`` attribute of a declaration that calls the C function ``function``
+    of UMA backend ``backend`` with ``ints`` after its buffers (docs/uma.md); ``flops``, when
+    known, the operations of one call (for the profiler's GFLOPS)."""
+    entries = {
+        "function": ir.StringAttr.get(function), "backend": ir.StringAttr.get(backend),
+        "ints": ir.DenseI64ArrayAttr.get([int(i) for i in ints]),
+        "int_type": ir.StringAttr.get(int_type), "returns": ir.StringAttr.get(returns)}
+    if flops:
+        entries["flops"] = ir.FloatAttr.get_f64(float(flops))
+    return ir.DictAttr.get(entries)
+
+
+def call_extern(module: ir.Module, function: str, backend: str, args: Sequence[ir.Value],
+                result_types: Sequence[ir.Type], ints: Sequence[int] = (), *,
+                int_type: str = "int", returns: str = "void", flops: float = 0.0,
+                loc: ir.Location | None = None) -> list[ir.Value]:
+    """Call the external C function ``function`` of UMA backend ``backend`` in
+    destination-passing style: ``function(inputs..., outputs..., ints...)`` (docs/uma.md).
+
+    Each distinct (function, types, integers) gets one private declaration
+    ``uma_<backend>_<function>[_n]`` marked ``graph.extern``; the runtime compiles the adapter
+    that unpacks the memrefs and calls the C function with the integers as constants.
+    """
+    attr = extern_attribute(function, backend, ints, int_type=int_type, returns=returns,
+                            flops=flops)
+    fn_type = ir.FunctionType.get([a.type for a in args] + list(result_types), list(result_types))
+    symbols = set()
+    for op in module.body.operations:
+        if isinstance(op, func.FuncOp):
+            symbols.add(op.sym_name.value)
+            if (EXTERN_ATTR in op.attributes and str(op.attributes[EXTERN_ATTR]) == str(attr)
+                    and op.attributes["function_type"].value == fn_type):
+                return call_dps(op.sym_name.value, args, result_types, loc=loc)
+    base = "".join(c if c.isalnum() else "_" for c in f"uma_{backend}_{function}")
+    symbol, n = base, 0
+    while symbol in symbols:
+        n += 1
+        symbol = f"{base}_{n}"
+    with ir.InsertionPoint.at_block_begin(module.body):
+        decl = func.FuncOp(symbol, fn_type, visibility="private")
+        decl.attributes[EXTERN_ATTR] = attr
     return call_dps(symbol, args, result_types, loc=loc)
 
 

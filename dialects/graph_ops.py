@@ -36,6 +36,9 @@ SPECIALIZES_ATTR = "graph.specializes"  # on a public func.func: the function it
 DTYPE_ATTR = "graph.dtype"          # ... and its numpy dtype where the element type does not
                                     # say it (an unsigned integer stored as signless)
 PRIMITIVE_ATTR = "graph.primitive"  # on a private func.func: a fused group, one future kernel
+EXTERN_ATTR = "graph.extern"        # on a func.func declaration: the external C function it calls
+                                    # ({function, backend, ints, int_type, returns}; docs/uma.md)
+EXTERN_CODE_ATTR = "graph.extern_code"  # on the module: per backend, the C code defining them
 
 _REDUCTION_ATTRS = (AttrDef("axes", "ints", "the reduced axes (sorted, unique, >= 0)"),
                     AttrDef("keepdims", "int", "1: reduced axes stay as size 1"))

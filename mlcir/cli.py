@@ -126,8 +126,10 @@ def _asm(module: Any) -> str:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     import mlcir
+    from mlcir.driver import split_composite
 
-    target = parse_target(args.target)
+    target_text, backend = split_composite(args.target, args.backend)
+    target = parse_target(target_text)
     schedule = "none" if args.no_default_schedule else "default"
     records = _records(args.tuning_records)
     if records is not None:
@@ -151,7 +153,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     output = args.output or Path(args.model).with_suffix(".mlcir").name
     saved = mlcir.compile(module, target, output, records=records, schedule=schedule,
                           pipeline=args.pipeline, layout=args.layout, profile=args.profile,
-                          on_stage=dump)
+                          on_stage=dump, backend=backend)
     if not args.quiet:
         functions = ", ".join(f"<mlcir.Function {sig.describe()}>"
                               for sig in saved.signatures.values())
@@ -514,6 +516,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", action="store_true",
                    help="a profiling build: timing hooks around every kernel call, for "
                         "`mlcir run --profile` (docs/cli.md#profiling)")
+    p.add_argument("--backend", metavar="NAME",
+                   help="a UMA backend offloading its patterns to its C functions, compiled "
+                        "into the model: a registered name (blas) or module:Class / "
+                        "file.py:Class (docs/uma.md)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(handler=cmd_compile)
 

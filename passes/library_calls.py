@@ -1,8 +1,9 @@
-"""``graph-lower-library-calls``: calls to Python library functions become memref calls.
+"""``graph-lower-library-calls``: calls to library functions become memref calls.
 
 A graph module calls a registered library function (``env.linear``) as
 ``func.call @"env.linear"(inputs..., destinations...)`` on tensors, the callee being a
-declaration marked ``graph.library``. A declaration has no body to bufferize, so this pass gives
+declaration marked ``graph.library`` (an external C function of a UMA backend: ``graph.extern``,
+lowered the same way). A declaration has no body to bufferize, so this pass gives
 it its memref signature (inputs and outputs as arguments, no results, C interface) and rewrites
 each call: inputs via ``bufferization.to_buffer``, fresh ``memref.alloc`` outputs, and
 ``bufferization.to_tensor`` of the outputs for the rest of the program. The runtime binds the
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import bufferization, func, memref
 
-from mlcir.dialects.graph import LIBRARY_ATTR
+from mlcir.dialects.graph import EXTERN_ATTR, LIBRARY_ATTR
 
 from .graph_to_loop import functions
 from .registry import ModulePass, register_pass
@@ -30,7 +31,10 @@ def memref_of(t: ir.Type) -> ir.Type:
 
 
 def library_declarations(module: ir.Operation) -> dict[str, func.FuncOp]:
-    return {fn.sym_name.value: fn for fn in functions(module) if LIBRARY_ATTR in fn.attributes}
+    """Declarations of Python library functions and of external C functions (UMA): both are
+    called through their C interface with memrefs."""
+    return {fn.sym_name.value: fn for fn in functions(module)
+            if LIBRARY_ATTR in fn.attributes or EXTERN_ATTR in fn.attributes}
 
 
 @register_pass

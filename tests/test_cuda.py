@@ -585,7 +585,7 @@ def test_a_jit_built_cuda_executable_saves_its_lowered_module(tmp_path):
     from mlcir.runtime.compile import as_module, prepare
 
     text, _ = kernels.matmul(32, 32, 32)
-    work, sigs, _ = prepare(as_module(text))
+    work, sigs, *_ = prepare(as_module(text))
     cuda.compile_cuda(work, Target.parse("cuda -arch=sm_80 -format=isa"))
     Executable(sigs, None, Target.parse("cuda -arch=sm_80 -format=isa"), lowered=work).save(
         tmp_path / "jit.mlcir")

@@ -28,7 +28,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (0, ("mlcir.errors", "mlcir.version", "mlcir.paths", "mlcir.dialects", "mlcir.ir",
          "mlcir.transform", "mlcir.target")),
     (1, ("mlcir.passes",)),
-    (2, ("mlcir.runtime", "mlcir.schedule", "mlcir.te")),
+    (2, ("mlcir.runtime", "mlcir.schedule", "mlcir.te", "mlcir.uma")),
     (3, ("mlcir.targets",)),
     (4, ("mlcir.tune", "mlcir.frontend")),
     (5, ("mlcir.driver", "mlcir.peak", "mlcir.autotvm")),

@@ -36,6 +36,7 @@ from mlir.execution_engine import ExecutionEngine
 from mlcir.errors import BuildError
 
 from .c_interface import include_dir
+from .externs import Externs
 from .jit import shared_libraries
 
 # What may appear in a symbol the shim defines (an assembler label, written unquoted).
@@ -92,10 +93,12 @@ def library_shim(library_symbols: Sequence[tuple[str, int]]) -> str:
 
 def link_shared_object(engine: ExecutionEngine, path: str | Path, *,
                        library_symbols: Sequence[tuple[str, int]] = (),
-                       function: str | None = None, interface: str | None = None) -> Path:
+                       function: str | None = None, interface: str | None = None,
+                       externs: Externs | None = None) -> Path:
     """Write the code ``engine`` compiled into the shared library ``path``, with the shim of
     ``library_symbols`` (``(symbol, number of memref arguments)``) when there are any, and the
-    C source ``interface`` (:func:`mlcir.runtime.c_interface.interface_source`) when given.
+    C source ``interface`` (:func:`mlcir.runtime.c_interface.interface_source`) when given, and
+    the external C functions ``externs`` calls (their adapters and backends' code, docs/uma.md).
 
     ``function`` (a public function of the module) is looked up first when given: the engine
     compiles the whole module on its first lookup. An engine that has compiled nothing yet
@@ -121,11 +124,15 @@ def link_shared_object(engine: ExecutionEngine, path: str | Path, *,
             source = Path(tmp) / "interface.c"
             source.write_text(interface)
             sources.append(str(source))
+        flags: list[str] = []
+        if externs:
+            sources += externs.write_sources(Path(tmp))
+            flags = externs.compile_flags() + externs.link_flags()
         # -Bsymbolic: the library's own references (the slot table, its functions) never bind
         # to another loaded model's symbols of the same name.
         cmd = ([compiler(), "-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", f"-I{include_dir()}",
                 "-o", str(path)]
-               + sources + link_arguments() + ["-lm"])
+               + sources + flags + link_arguments() + ["-lm"])
         result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         raise BuildError(f"linking {path.name} failed: {result.stderr.strip()[:2000]}")

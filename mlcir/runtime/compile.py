@@ -21,6 +21,7 @@ from mlcir.dialects.dtypes import numpy_dtype
 from mlcir.errors import BuildError
 from mlcir.ir import clone_module, find_first, located, make_context, parse, verify_module
 
+from .externs import Externs, read_externs
 from .jit import memref_specs
 from .signature import Signature, TensorArg
 from .symbolic_shapes import result_symbols, symbol_name
@@ -210,6 +211,7 @@ class PreparedModule(NamedTuple):
     work: ir.Module
     signatures: dict[str, Signature]
     libraries: dict[str, tuple[str, list]]
+    externs: Externs = Externs()  # the external C functions it calls (UMA, docs/uma.md)
 
 
 def prepare(module: ir.Module) -> PreparedModule:
@@ -221,4 +223,4 @@ def prepare(module: ir.Module) -> PreparedModule:
         sigs = signatures(work)
         if not sigs:
             raise BuildError("the module has no public function with a body to compile")
-        return PreparedModule(work, sigs, library_specs(work))
+        return PreparedModule(work, sigs, library_specs(work), read_externs(work))

@@ -258,6 +258,10 @@ class Executable:
     # and gives the peak GFLOPS the profile's % of peak divides by.
     profile_builder: Callable[[], "Executable"] | None = None
     peak_gflops: Callable[[], float] | None = None
+    # The external C functions (UMA backends) the code calls: saved into the model's library.
+    externs: Any = None
+    # A build with a UMA backend: what its partition offloaded and refused (why).
+    partition_report: Any = None
     _functions: dict[str, Function] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

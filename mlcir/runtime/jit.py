@@ -7,6 +7,7 @@ engine resolves symbols then), and the runtime libraries the lowered code calls 
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Sequence
 
 import numpy as np
@@ -32,10 +33,13 @@ def shared_libraries(extra: Sequence[str] = ()) -> list[str]:
 
 def create_engine(module: ir.Module, *, opt_level: int,
                   libraries: dict[str, tuple[str, list[tuple[int, np.dtype]]]],
-                  errors: CallbackErrors) -> tuple[ExecutionEngine, list[Any]]:
+                  errors: CallbackErrors, externs: dict[str, int] | None = None
+                  ) -> tuple[ExecutionEngine, list[Any]]:
     """An engine for ``module`` with each library declaration (``symbol -> (library name,
     argument specs)``) bound; returns the engine and the callbacks, which must stay alive as
-    long as it."""
+    long as it. ``externs`` binds each external declaration's symbol to its adapter's address
+    (UMA, :mod:`.externs`): by address, not by name, so that two models' adapters of the same
+    name never meet."""
     try:
         engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared_libraries())
     except Exception as error:  # noqa: BLE001 - the bindings raise RuntimeError with LLVM's message
@@ -45,6 +49,8 @@ def create_engine(module: ir.Module, *, opt_level: int,
         callback = make_callback(name, specs, errors)
         engine.register_runtime(symbol, callback)
         callbacks.append(callback)
+    for symbol, address in (externs or {}).items():
+        engine.raw_register_runtime("_mlir_ciface_" + symbol, ctypes.c_void_p(address))
     return engine, callbacks
 
 

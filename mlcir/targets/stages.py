@@ -22,6 +22,7 @@ from mlcir.ir import clone_module
 from mlcir.passes import run_pipeline
 from mlcir.passes.specialize import add_specializations
 from mlcir.runtime.compile import PreparedModule, as_module, prepare
+from mlcir.runtime.externs import read_externs
 from mlcir.schedule import Schedule, ScheduleError, Trace
 
 from .kernels import canonical_text, extract_kernel, flops, kernel_functions, workload_kernel
@@ -40,15 +41,20 @@ class Staged:
     # How each scheduled kernel got its schedule ("record" | "default") and its operations.
     schedule_sources: dict[str, str] = field(default_factory=dict)
     kernel_flops: dict[str, float] = field(default_factory=dict)
+    # What the partition (a UMA backend's, docs/uma.md) returned: offloaded and refused matches.
+    partition_report: Any = None
 
 
 def run_stages(mod: Any, plan: BuildPlan, *, records: RecordSource | None = None,
                schedule: str = "default", until: str = "lowered",
-               pipeline: str | None = None, on_stage: StageHook | None = None) -> Staged:
+               pipeline: str | None = None, on_stage: StageHook | None = None,
+               partition: Callable[[ir.Module], Any] | None = None) -> Staged:
     """Carry ``mod`` (graph or loop level, or plain upstream MLIR; left unchanged) through
     ``plan`` up to stage ``until`` (module docstring). Each kernel gets its fastest record in
     ``records``, else the plan's default schedule (``schedule="none"``: left unscheduled).
-    ``pipeline`` replaces the plan's codegen; ``on_stage(stage, module)`` sees every stage."""
+    ``pipeline`` replaces the plan's codegen; ``on_stage(stage, module)`` sees every stage.
+    ``partition(module)`` (a UMA backend's) rewrites the graph stage in place first: the
+    matches it offloads become calls of external C functions, the rest is built as usual."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     if until not in STAGES:
@@ -64,6 +70,9 @@ def run_stages(mod: Any, plan: BuildPlan, *, records: RecordSource | None = None
         ("lowered", lambda: run_pipeline(work, pipeline or plan.codegen)),
     ]
     with work.context, ir.Location.unknown():
+        if partition is not None:
+            staged.partition_report = partition(work)
+            staged.prepared = staged.prepared._replace(externs=read_externs(work))
         if on_stage is not None:
             on_stage("graph", work)
         for stage, step in steps:

@@ -11,6 +11,7 @@ kernels are one task whose weight counts every call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mlir import ir
 from mlir.dialects import func
@@ -54,14 +55,22 @@ def _dynamic(fn: func.FuncOp) -> bool:
 
 
 def extract_tasks(model: ir.Module, target: Target | str = "llvm",
-                  layout: str | None = None) -> list[Task]:
+                  layout: str | None = None, backend: Any = None) -> list[Task]:
     """The distinct kernels of ``model`` (graph or loop level) as a build for ``target``
     makes them (its plan's ``kernels`` stage; ``layout`` None: the module's), heaviest calls
     counted. Kernels with dynamic dims are left out: the design space splits only static
-    loops, so they keep their default lowering (tune a model's sizes with ``input_shapes``)."""
+    loops, so they keep their default lowering (tune a model's sizes with ``input_shapes``).
+    ``backend`` (a UMA backend or its name) partitions the model first, as ``mlcir.build``
+    does: what it offloads are calls of external C functions, not kernels, so not tasks."""
     plan = build_plan(target, layout or module_layout(model))
+    partition = None
+    if backend is not None:
+        from mlcir.uma import get_backend
+
+        partition = get_backend(backend).partition
     with model.context, ir.Location.unknown():
-        lowered = run_stages(model, plan, schedule="none", until="kernels").prepared.work
+        lowered = run_stages(model, plan, schedule="none", until="kernels",
+                             partition=partition).prepared.work
         counts = call_counts(lowered)
         tasks: dict[str, Task] = {}
         for fn in kernel_functions(lowered):

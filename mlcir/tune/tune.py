@@ -389,9 +389,11 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
                 space: str | DesignSpace = "default",
                 feature_extractor: str | FeatureExtractor = "loop-nest",
                 database: TuningDatabase | None = None,
-                input_shapes: Sequence[Mapping[str, Sequence[int]]] | None = None
-                ) -> TuningDatabase:
+                input_shapes: Sequence[Mapping[str, Sequence[int]]] | None = None,
+                backend: Any = None) -> TuningDatabase:
     """Tune every kernel of a model; returns the database (``mlcir.build(mod, records=db)``).
+    ``backend`` (a UMA backend or its name): its offloaded matches are not tuned (build with
+    the same ``backend``).
 
     ``space`` (default: the default rules) is used for every task; the roles are as in
     :func:`tune_kernel`, plus ``task_scheduler`` (``"gradient"``, ``"round-robin"`` or an
@@ -409,7 +411,7 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
         with module.context:
             module = clone_module(module)
             add_specializations(module, [s.shape_dict() for s in specs])
-    tasks = extract_tasks(module, target)
+    tasks = extract_tasks(module, target, backend=backend)
     config = TuneConfig(target, Path(work_dir), max_trials_global=max_trials_global,
                         max_trials_per_task=max_trials_per_task or max_trials_global,
                         num_trials_per_iter=num_trials_per_iter, seed=seed, verbose=verbose,

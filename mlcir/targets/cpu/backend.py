@@ -20,10 +20,11 @@ from mlir import ir
 from mlcir.errors import BuildError, LoadError
 from mlcir.passes import run_pipeline
 from mlcir.passes.pipelines import kernel_passes
-from mlcir.runtime.aot import SharedObject, compile_shared_object, link_shared_object
+from mlcir.runtime.aot import SharedObject, compile_shared_object, compiler, link_shared_object
 from mlcir.runtime.c_interface import interface_source
 from mlcir.runtime.compile import PreparedModule
 from mlcir.runtime.executable import Executable
+from mlcir.runtime.externs import build_host_library, load_host_library
 from mlcir.runtime.jit import create_engine
 from mlcir.runtime.library import CallbackErrors, make_callback
 from mlcir.runtime.model_file import (LIBRARY, METADATA, CompiledLibrary, SavedModel,
@@ -67,13 +68,19 @@ class CpuBackend:
                 keep: Any = None) -> Executable:
         """JIT the lowered ``prepared.work``; ``keep`` (the source module) lives as long as
         the executable."""
-        work, sigs, libs = prepared
+        work, sigs, libs, externs = prepared
+        extern_lib, addresses = None, {}
+        if externs:  # the UMA backends' C code, compiled for the JIT to call (docs/uma.md)
+            with tempfile.TemporaryDirectory(prefix="mlcir-uma-") as folder:
+                path = build_host_library(externs, Path(folder), compiler())
+                extern_lib, addresses = load_host_library(externs, path)
         with work.context:
             errors = CallbackErrors()
             engine, callbacks = create_engine(work, opt_level=target.opt_level, libraries=libs,
-                                              errors=errors)
-        return Executable(sigs, engine, target, errors, keep_alive=[callbacks, work, keep],
-                          libraries=libs, lowered=work)
+                                              errors=errors, externs=addresses)
+        return Executable(sigs, engine, target, errors,
+                          keep_alive=[callbacks, work, keep, extern_lib],
+                          libraries=libs, lowered=work, externs=externs or None)
 
     def compile_to_file(self, prepared: PreparedModule, target: Target,
                         path: Path) -> SavedModel:
@@ -96,7 +103,8 @@ class CpuBackend:
                                       library_symbols=symbols,
                                       function=next(iter(executable.signatures)),
                                       interface=interface_source(executable.signatures, names,
-                                                                 str(executable.target)))
+                                                                 str(executable.target)),
+                                      externs=executable.externs)
             sections = {"profile": executable.profile_sites} if executable.profile_sites else {}
             return CompiledLibrary(path.read_bytes(), cpu_features(), sections)
 

@@ -88,7 +88,7 @@ class CrossBackend:
     def _library(self, prepared: PreparedModule, target: Target) -> CompiledLibrary:
         """Link the lowered ``prepared.work`` into a shared library for ``target``."""
         self._check(target)
-        work, sigs, libs = prepared
+        work, sigs, libs, externs = prepared
         with tempfile.TemporaryDirectory(prefix="mlcir-cross-") as tmp:
             folder = Path(tmp)
             obj = folder / "model.o"
@@ -102,8 +102,12 @@ class CrossBackend:
                 shim = folder / "library_shim.c"
                 shim.write_text(library_shim([(s, len(specs)) for s, (_, specs) in libs.items()]))
                 sources.append(shim)
+            flags: list[str] = []
+            if externs:  # the UMA backends' C code, compiled for the target (docs/uma.md)
+                sources += [Path(s) for s in externs.write_sources(folder)]
+                flags = externs.compile_flags() + externs.link_flags()
             out = folder / LIBRARY
-            link_library(target, sources, out)
+            link_library(target, sources, out, *flags)
             return CompiledLibrary(out.read_bytes(), _cpu_features(target),
                                    {"cpu": target_section(target)})
 

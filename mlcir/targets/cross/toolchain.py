@@ -91,6 +91,7 @@ def zig_cc(target: Target, sources: Sequence[Path], out: Path, *extra: str) -> N
           "-o", str(out), *map(str, sources), *extra], f"zig cc ({out.name})")
 
 
-def link_library(target: Target, sources: Sequence[Path], out: Path) -> None:
-    """The shared library ``out`` of objects and C files, for ``target``."""
-    zig_cc(target, sources, out, "-shared", "-fPIC", "-Wl,-Bsymbolic", "-lm")
+def link_library(target: Target, sources: Sequence[Path], out: Path, *flags: str) -> None:
+    """The shared library ``out`` of objects and C files, for ``target`` (``flags``: more
+    compiler and linker flags)."""
+    zig_cc(target, sources, out, "-shared", "-fPIC", "-Wl,-Bsymbolic", *flags, "-lm")

@@ -51,6 +51,13 @@ LOAD_HINT = ("Running it needs an NVIDIA GPU and its driver: copy the file to a 
              "one (docs/cuda.md)")
 
 
+def _refuse_externs(prepared: PreparedModule) -> None:
+    if prepared.externs:
+        names = ", ".join(sorted({c.backend for c in prepared.externs.calls}))
+        raise BuildError(f"target 'cuda': the module calls external C functions of UMA "
+                         f"backend(s) {names}, which run on the CPU; build for 'llvm'")
+
+
 class CudaBackend:
     """NVIDIA GPUs through gpu/nvvm: kernels to PTX/cubin, host code JIT-compiled or linked
     with the MLIR CUDA runtime."""
@@ -71,7 +78,8 @@ class CudaBackend:
     def compile(self, prepared: PreparedModule, target: Target, *,
                 keep: Any = None) -> Executable:
         """Check the driver and the GPU, JIT the lowered host code with the CUDA runtime."""
-        work, sigs, libs = prepared
+        _refuse_externs(prepared)
+        work, sigs, libs = prepared.work, prepared.signatures, prepared.libraries
         refuse_libraries(libs)
         require_driver()  # before the engine loads libmlir_cuda_runtime.so, which needs it
         info = cuda_metadata(work, target)
@@ -94,7 +102,8 @@ class CudaBackend:
                         path: Path) -> SavedModel:
         """Compile the lowered ``prepared.work`` into a saved model, with no JIT and no
         driver."""
-        work, sigs, libs = prepared
+        _refuse_externs(prepared)
+        work, sigs, libs = prepared.work, prepared.signatures, prepared.libraries
         refuse_libraries(libs)
         library = cuda_library(work, target)
         meta = metadata(sigs, libs, target, library)
