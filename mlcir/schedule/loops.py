@@ -188,6 +188,8 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
         if levels[at:at + len(loops)] != [loop.id for loop in loops]:
             raise PrimitiveError("fuse", "loops of one dimension must be consecutive split levels")
         extent = math.prod(loop.extent for loop in loops)
+        if any(loop.extent < 0 for loop in loops):
+            extent = DYNAMIC
         if len(loops) == len(levels) and block.extents[dims[0]] is not None:
             extent = block.extents[dims[0]]  # the whole dim: a partial split is undone too
         fused = state.new_loop(block, [(dims[0], extent)])
@@ -215,6 +217,8 @@ def _check_expandable(state: KernelState, block: Block, dim: int) -> None:
     why = f"the split levels {names} are put out of order, which makes each a dimension"
     if any(len(loop.parts) != 1 for loop in levels):
         raise PrimitiveError("reorder", f"{why}: none may be fused with another dimension")
+    if block.extents[dim] is None:
+        raise PrimitiveError("reorder", f"{why}: its extent is dynamic")
     padded = math.prod(loop.extent for loop in levels) != block.extents[dim]
     if padded and (block.reads_by_index or any(
             r.kind == COLLAPSE and r.of_block(block.func, block.name)

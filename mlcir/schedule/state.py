@@ -56,6 +56,9 @@ class Loop:
 
     @property
     def extent(self) -> int:
+        """Its iterations: the product of its parts', or DYNAMIC when a part is dynamic."""
+        if any(e < 0 for _, e in self.parts):
+            return DYNAMIC
         return math.prod(e for _, e in self.parts)
 
     @property
