@@ -415,6 +415,15 @@ def _kind_left_alone(kernel: Schedule) -> str | None:
     return None
 
 
+def _dynamic_reduction(kernel: Schedule) -> str | None:
+    """Why a kernel reducing over a dynamic dim stays unscheduled: its partial reduction tiles
+    and their unrolled remainders are not emitted right yet (docs/decisions.md#dynamic-defaults)."""
+    for b in kernel.state.blocks.values():
+        if any(kind == REDUCTION and extent is None for kind, extent in zip(b.kinds, b.extents)):
+            return f"block '{b.name}' reduces over a dynamic dim"
+    return None
+
+
 TRANSPOSE_TILE = 8  # the split level of the long dim of a register transpose (measured)
 SQUARE_TRANSPOSE = 16  # where it divides: 16 x 16, mlcir-lower-vectors' AVX-512 transpose
 
@@ -550,7 +559,7 @@ def _default(kernel: ir.Module | str, target: Target | str,
     rows = _short_rows(unscheduled, facts, threads)
     if rows is not None and _materializes(rows):
         return rows, None
-    reason = _kind_left_alone(unscheduled)
+    reason = _kind_left_alone(unscheduled) or _dynamic_reduction(unscheduled)
     if reason:
         chain = (_inlined_elementwise_chain(unscheduled, threads) if reason == NO_REDUCTION
                  else None)
