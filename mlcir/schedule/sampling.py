@@ -42,36 +42,24 @@ def sample_perfect_tile(state: KernelState, rng: random.Random, loop: Loop, n: i
     prim = "sample_perfect_tile"
     if n < 1:
         raise PrimitiveError(prim, f"n must be >= 1, got {n}")
-    if loop.extent < 1:
-        return _dynamic_decision(state, loop, n, max_innermost_factor, decision, prim)
+    dynamic = loop.extent < 1
     if decision is None:
+        if dynamic:
+            raise PrimitiveError(prim, f"loop {state.loop_name(loop)} has a dynamic extent: give "
+                                 "a decision (its inner factors are kept, the outer one is the "
+                                 "run time's)")
         choices = perfect_tilings(loop.extent, n, max_innermost_factor)
         if not choices:
             raise PrimitiveError(prim, f"no perfect tiling of {loop.extent} into {n} factors "
                                  f"with an innermost factor <= {max_innermost_factor}")
         return list(rng.choice(choices))
+    # A dynamic loop takes a decision planned at a representative size: its outer factor
+    # stands for the run time's (``split`` infers it).
     values = [int(v) for v in decision]
-    if len(values) != n or any(f < 1 for f in values) or math.prod(values) != loop.extent:
+    if len(values) != n or any(f < 1 for f in values) or \
+            not dynamic and math.prod(values) != loop.extent:
         raise PrimitiveError(prim, f"decision {list(decision)} is not a tiling of loop "
                              f"{state.loop_name(loop)} (extent {loop.extent}) into {n} factors")
-    if max_innermost_factor > 0 and values[-1] > max_innermost_factor:
-        raise PrimitiveError(prim, f"decision {values}: innermost factor {values[-1]} exceeds "
-                             f"max_innermost_factor={max_innermost_factor}")
-    return values
-
-
-def _dynamic_decision(state: KernelState, loop: Loop, n: int, max_innermost_factor: int,
-                      decision: Sequence[int] | None, prim: str) -> list[int]:
-    """A tiling of a dynamic loop: only a given decision (one planned at a representative
-    size); its outer factor stands for the run time's (``split`` infers it)."""
-    name = state.loop_name(loop)
-    if decision is None:
-        raise PrimitiveError(prim, f"loop {name} has a dynamic extent: give a decision (its "
-                             "inner factors are kept, the outer one is the run time's)")
-    values = [int(v) for v in decision]
-    if len(values) != n or any(f < 1 for f in values):
-        raise PrimitiveError(prim, f"decision {list(decision)} is not a tiling of loop {name} "
-                             f"into {n} factors")
     if max_innermost_factor > 0 and values[-1] > max_innermost_factor:
         raise PrimitiveError(prim, f"decision {values}: innermost factor {values[-1]} exceeds "
                              f"max_innermost_factor={max_innermost_factor}")
