@@ -72,6 +72,7 @@ REDUCTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "mean": (NUMERIC, {"axes": [0, 1], "keepdims": 1}),
     "max": (NUMERIC, {"axes": [1], "keepdims": 1}),
     "min": (NUMERIC, {"axes": [0], "keepdims": 0}),
+    "prod": (NUMERIC, {"axes": [0], "keepdims": 1}),
     "softmax": (FLOATS, {"axis": 1}),
     "log_softmax": (FLOATS, {"axis": 1}),
 }
