@@ -6,7 +6,8 @@ specialisations tuned for some batch sizes, next to onnxruntime.
     python bench/dynamic_shapes.py --untuned [--models mlp,cnn,transformer,bert_layer]
 
 ``--untuned``: the dynamic build against the static build of each size (both with default
-schedules) and onnxruntime on the dynamic file, no tuning.
+schedules), the dynamic build with ``schedule="none"`` (how dynamic kernels ran before they got
+default schedules) and onnxruntime on the dynamic file, no tuning.
 
 Per model (``batch="N"`` from mlcir.testing.onnx_models, fixed seeds): one dynamic build
 (``mlcir.build``: every kernel has dynamic extents and keeps its default lowering), one build
@@ -59,6 +60,8 @@ def untuned(name: str, batches: list[int], threads: int) -> list[dict]:
     model = make_model(batch="N")
     target = f"llvm -threads={threads}"
     dynamic = mlcir.build(from_onnx(model), target=target)
+    # What dynamic kernels ran as before they got default schedules (issue 40).
+    unscheduled = mlcir.build(from_onnx(model), target=target, schedule="none")
     session = timing.onnxruntime_session(model, threads)
     rows = []
     for batch in batches:
@@ -73,7 +76,8 @@ def untuned(name: str, batches: list[int], threads: int) -> list[dict]:
         ort_run, _ = timing.onnxruntime_calls(session, inputs)
         seconds = timing.interleaved({
             "ort": ort_run, "dynamic": lambda args=args: dynamic["main"](*args),
-            "static": lambda args=args, static=static: static["main"](*args)}, threads=threads)
+            "static": lambda args=args, static=static: static["main"](*args),
+            "unscheduled": lambda args=args: unscheduled["main"](*args)}, threads=threads)
         rows.append({"model": name, "batch": batch, "threads": threads,
                      **{f"{key}_us": value * 1e6 for key, value in seconds.items()}})
     return rows
@@ -81,12 +85,12 @@ def untuned(name: str, batches: list[int], threads: int) -> list[dict]:
 
 def untuned_row(r: dict) -> str:
     return (f"{r['model']:<12} {r['batch']:>5} {r['threads']:>3} | {r['ort_us']:>9.1f} "
-            f"{r['static_us']:>9.1f} {r['dynamic_us']:>9.1f} "
+            f"{r['static_us']:>9.1f} {r['unscheduled_us']:>11.1f} {r['dynamic_us']:>9.1f} "
             f"{r['dynamic_us'] / r['static_us']:>10.2f}x {r['ort_us'] / r['dynamic_us']:>9.2f}x")
 
 
 UNTUNED_HEADER = (f"{'model':<12} {'batch':>5} {'thr':>3} | {'ort run':>9} {'static':>9} "
-                  f"{'dynamic':>9} {'dyn/static':>11} {'ort/dyn':>10}")
+                  f"{'unscheduled':>11} {'dynamic':>9} {'dyn/static':>11} {'ort/dyn':>10}")
 
 
 def bench(name: str, tuned_batches: list[int], batches: list[int], trials: int,
