@@ -58,8 +58,9 @@ def extract_tasks(model: ir.Module, target: Target | str = "llvm",
                   layout: str | None = None, backend: Any = None) -> list[Task]:
     """The distinct kernels of ``model`` (graph or loop level) as a build for ``target``
     makes them (its plan's ``kernels`` stage; ``layout`` None: the module's), heaviest calls
-    counted. Kernels with dynamic dims are left out: the design space splits only static
-    loops, so they keep their default lowering (tune a model's sizes with ``input_shapes``).
+    counted. Kernels with dynamic dims are left out: they keep their default schedules,
+    planned at a representative size (docs/decisions.md#dynamic-defaults); tuning over size
+    ranges is not built (tune a model's sizes with ``input_shapes``).
     ``backend`` (a UMA backend or its name) partitions the model first, as ``mlcir.build``
     does: what it offloads are calls of external C functions, not kernels, so not tasks."""
     plan = build_plan(target, layout or module_layout(model))
