@@ -39,33 +39,32 @@ from mlcir.tune import random_inputs  # noqa: E402
 TARGET = "llvm -threads=1"
 
 
-@autotvm.template("tutorial/matmul")
-def matmul(N: int, L: int, M: int, dtype: str):
+def _matmul(N: int, L: int, M: int, dtype: str):
+    """The matmul both templates schedule: its schedule, block ``C``, its loops, its tensors."""
     A = te.placeholder((N, L), name="A", dtype=dtype)
     B = te.placeholder((L, M), name="B", dtype=dtype)
     k = te.reduce_axis((0, L), name="k")
     C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
     sch = mlcir.Schedule(te.create_prim_func([A, B, C]))
     c = sch.get_block("C")
-    y, x, kk = sch.get_loops(c)
+    return sch, c, sch.get_loops(c), [A, B, C]
+
+
+@autotvm.template("tutorial/matmul")
+def matmul(N: int, L: int, M: int, dtype: str):
+    sch, c, (y, x, kk), args = _matmul(N, L, M, dtype)
     cfg = autotvm.get_config()
     cfg.define_split("tile_y", y, num_outputs=2)
     cfg.define_knob("tile_x", [1, 2, 4, 8, 16])
     yo, yi = cfg["tile_y"].apply(sch, c, y)
     xo, xi = sch.split(x, [None, cfg["tile_x"].val])
     sch.reorder(yo, xo, kk, yi, xi)
-    return sch, [A, B, C]
+    return sch, args
 
 
 @autotvm.template("bench/matmul_split_vec")
 def matmul_split_vec(N: int, L: int, M: int, dtype: str):
-    A = te.placeholder((N, L), name="A", dtype=dtype)
-    B = te.placeholder((L, M), name="B", dtype=dtype)
-    k = te.reduce_axis((0, L), name="k")
-    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    sch = mlcir.Schedule(te.create_prim_func([A, B, C]))
-    c = sch.get_block("C")
-    y, x, kk = sch.get_loops(c)
+    sch, c, (y, x, kk), args = _matmul(N, L, M, dtype)
     cfg = autotvm.get_config()
     cfg.define_split("tile_y", y, num_outputs=2)
     cfg.define_split("tile_x", x, num_outputs=2)
@@ -73,7 +72,7 @@ def matmul_split_vec(N: int, L: int, M: int, dtype: str):
     xo, xi = cfg["tile_x"].apply(sch, c, x)
     sch.reorder(yo, xo, kk, yi, xi)
     sch.vectorize(xi)
-    return sch, [A, B, C]
+    return sch, args
 
 
 TEMPLATES = {"issue": "tutorial/matmul", "split-vec": "bench/matmul_split_vec"}
