@@ -16,6 +16,7 @@ from .errors import (BuildError, CudaDriverError, FrontendError, LaunchConfigErr
                      TargetError, TuningError, VerificationError)
 from .ir import make_context, parse
 from .driver import build, compile, load  # named as tvm.compile and torch.compile are
+from .confirm import confirm_in_model
 from .runtime import Executable, register_func, time_evaluator
 from .schedule import Schedule, ScheduleError, Trace
 from . import tune  # noqa: F401  (mlcir.tune.tune_kernel, …; xgboost is imported lazily)
@@ -35,5 +36,5 @@ __all__ = [
     "BuildError", "CudaDriverError", "Executable", "FrontendError", "LaunchConfigError", "__version__",
     "LoadError", "LoweringError", "MlcirError", "TargetError", "TuningError",
     "ParseError", "PassError", "RuntimeInputError", "Schedule", "ScheduleError", "Trace", "VerificationError",
-    "build", "compile", "load", "make_context", "parse", "register_func", "time_evaluator",
+    "build", "compile", "confirm_in_model", "load", "make_context", "parse", "register_func", "time_evaluator",
 ]

@@ -414,6 +414,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
             cost_model=args.cost_model, verbose=0 if args.quiet else 2 if args.verbose else 1,
             task_scheduler=args.task_scheduler, builders=args.builders, runner=runner,
             input_shapes=sizes if len(sizes) > 1 else None)
+        if args.confirm and len(sizes) <= 1 and target.kind == "llvm" and not target.names_cpu:
+            from mlcir.confirm import confirm_in_model
+
+            confirmation = confirm_in_model(module, db, target)
+            if not args.quiet and confirmation.verdicts:
+                print("confirmation in the model (docs/tuning.md):\n" + confirmation.table(),
+                      file=sys.stderr)
         workloads, records = export_best_records(db, args.output)
     finally:
         if not isinstance(runner, str):
@@ -597,6 +604,10 @@ def make_parser() -> argparse.ArgumentParser:
                    help="build and measure on the Ray cluster whose head is at HOST:PORT, on "
                         "the nodes with this machine's hardware fingerprint (docs/tuning.md)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
+    p.add_argument("--no-confirm", dest="confirm", action="store_false",
+                   help="skip the confirmation: by default each tuned kernel is timed against "
+                        "its default schedule inside the whole model, in turns, and kept only "
+                        "where it is faster there (mlcir.confirm_in_model)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print the task table after every round and every measured candidate "
                         "(default: a live progress line, the table at the end)")

@@ -31,7 +31,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (2, ("mlcir.runtime", "mlcir.schedule", "mlcir.te", "mlcir.uma")),
     (3, ("mlcir.targets",)),
     (4, ("mlcir.tune", "mlcir.frontend")),
-    (5, ("mlcir.driver", "mlcir.peak", "mlcir.autotvm")),
+    (5, ("mlcir.driver", "mlcir.confirm", "mlcir.peak", "mlcir.autotvm")),
     (6, ("mlcir.cli", "mlcir.tools", "mlcir.testing")),
 ]
 TOP = 6

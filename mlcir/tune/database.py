@@ -104,6 +104,25 @@ class Specialization:
         return Specialization.of(d["shapes"], d["function"])
 
 
+@dataclass(frozen=True)
+class Confirmation:
+    """A tuned record timed against the default schedule inside the whole model
+    (``mlcir.confirm_in_model``): whether it stays the workload's best. A record that is not
+    faster there (cache state between kernels, the model's own data) gives way to the default
+    schedule, so a tuned build is never slower than an untuned one."""
+
+    workload: str
+    target: str
+    record: str          # the trace key of the tuned record judged
+    kept: bool
+    tuned_secs: float    # in the model, per call of the model, over the kernel's calls
+    default_secs: float
+    timestamp: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": SCHEMA_VERSION, **asdict(self)}
+
+
 def trace_key(trace_json: dict[str, Any]) -> str:
     """Identity of a decided trace (instructions and decisions), for skipping repeats."""
     return hashlib.sha256(json.dumps(trace_json, sort_keys=True, separators=(",", ":"))
@@ -141,6 +160,7 @@ class Database:
         self.workloads_path = self.dir / "workloads.json"
         self.records_path = self.dir / "records.json"
         self.specializations_path = self.dir / "specializations.json"
+        self.confirmations_path = self.dir / "confirmations.json"
         self.problems: list[str] = []
         self.workloads: dict[str, Workload] = {}
         self._records: list[Record] = []
@@ -149,11 +169,13 @@ class Database:
             self._repair_last_line(path)
         # The input sizes tuned as static specialisations of a dynamic model (in order).
         self.specializations: list[Specialization] = []
+        # Verdicts of mlcir.confirm_in_model, by (workload, target, record's trace key).
+        self.confirmations: dict[tuple[str, str, str], Confirmation] = {}
         self._load()
 
     # -- reading -----------------------------------------------------------------------------
-    def _lines(self, path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
-        if not path.exists():
+    def _lines(self, path: Path | None) -> Iterable[tuple[int, dict[str, Any]]]:
+        if path is None or not path.exists():
             return
         with open(path, encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(f, start=1):
@@ -206,6 +228,16 @@ class Database:
             except (KeyError, TypeError) as error:
                 self._problem(f"{self.specializations_path}:{number}: skipped a "
                               f"specialization without {error}")
+        for number, data in self._lines(getattr(self, "confirmations_path", None)):
+            try:
+                data.pop("version")
+                self._add_confirmation(Confirmation(**data))
+            except TypeError as error:
+                self._problem(f"{self.confirmations_path}:{number}: skipped a confirmation "
+                              f"({error})")
+
+    def _add_confirmation(self, verdict: Confirmation) -> None:
+        self.confirmations[(verdict.workload, verdict.target, verdict.record)] = verdict
 
     def _add_specialization(self, spec: "Specialization") -> None:
         if spec not in self.specializations:
@@ -271,6 +303,11 @@ class Database:
             self._append(self.specializations_path, spec.to_json())
             self.specializations.append(spec)
 
+    def commit_confirmation(self, verdict: Confirmation) -> None:
+        """Remember whether a tuned record stays its workload's best (:class:`Confirmation`)."""
+        self._append(self.confirmations_path, verdict.to_json())
+        self._add_confirmation(verdict)
+
     def commit_record(self, rec: Record) -> None:
         if rec.workload not in self.workloads:
             raise DatabaseError(f"record for unknown workload {rec.workload}")
@@ -287,9 +324,17 @@ class Database:
         return (workload, target, trace_key(trace_json)) in self._keys
 
     def best(self, workload: str, target: str, k: int = 1) -> list[Record]:
-        """The ``k`` fastest successful records of a workload on ``target``."""
-        ok = [r for r in self.records(workload, target) if r.ok]
-        return sorted(ok, key=lambda r: r.mean_secs)[:k]
+        """The ``k`` fastest successful records of a workload on ``target``; the default
+        schedule first where the fastest one was not faster in the model
+        (:class:`Confirmation`)."""
+        ok = sorted((r for r in self.records(workload, target) if r.ok),
+                    key=lambda r: r.mean_secs)
+        verdict = self.confirmations.get((workload, target, ok[0].trace_key)) if ok else None
+        default = next((r for r in ok if r.default_schedule), None)
+        if verdict is not None and not verdict.kept and default is not None:
+            ok.remove(default)
+            ok.insert(0, default)
+        return ok[:k]
 
     def __len__(self) -> int:
         return len(self._records)

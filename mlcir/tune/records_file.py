@@ -57,6 +57,7 @@ class RecordsFile(Database):
         self._records: list[Record] = []
         self._keys: set[tuple[str, str, str]] = set()
         self.specializations: list[Specialization] = []
+        self.confirmations = {}  # the file holds the records as confirmed
         self._load()
 
     def _load(self) -> None:
@@ -107,3 +108,4 @@ class RecordsFile(Database):
         raise DatabaseError(f"{self.path} is a read-only records file; tune into a work_dir")
 
     commit_record = commit_workload  # type: ignore[assignment]
+    commit_confirmation = commit_workload  # type: ignore[assignment]

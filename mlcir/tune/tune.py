@@ -401,7 +401,9 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     shape}``) are the sizes to specialise: each becomes a static copy of ``main`` whose
     kernels are tuned; the database remembers them, so a build with its records holds the
     copies and dispatches calls of those sizes to them (other sizes run the dynamic kernels,
-    which the default space leaves unscheduled)."""
+    which the default space leaves unscheduled). Each kernel is measured alone:
+    ``mlcir.confirm_in_model(mod, db, target)`` then keeps only the records that are faster
+    inside the whole model too (``mlcir tune`` does it by default)."""
     if max_trials_per_task is not None:
         check_count("max_trials_per_task", max_trials_per_task)
     target = Target.parse(target)
