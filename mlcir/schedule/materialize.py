@@ -49,7 +49,7 @@ from .errors import ScheduleError
 from .reduction import emit_rfactors
 from .rewrite import Rewrite
 from .rewrites import apply_rewrite
-from .state import (Block, KernelState, Loop)
+from .state import (SPATIAL, Block, KernelState, Loop)
 from .trace import Trace
 from .vector_tile import emit_vector_tile, finish_vector_tiles, vector_tile_problem
 
@@ -260,10 +260,13 @@ class Emitter:
         owner = owner or block
         serial = serial or set()
         n_dims = len(block.kinds)
-        for group in self._groups(loops):
+        groups = self._groups(loops)
+        for index, group in enumerate(groups):
             first = self.state.loops[group[0]]
             if all(self.state.loops[lid].extent == 1 for lid in group):
                 continue  # a one-trip loop: nothing to emit (attachments go one level up)
+            last = all(self.state.loops[lid].extent == 1 for later in groups[index + 1:]
+                       for lid in later)
             sizes: list[Any] = [0] * n_dims
             order: list[int] = []
             for lid in group:
@@ -296,9 +299,10 @@ class Emitter:
             names = "+".join(self.state.loop_name(self.state.loops[lid]) for lid in group)
             loop_name = f"{owner.name}.{names}"
             annotate(loop_handle, LOOP_NAME, ir.StringAttr.get(loop_name))
-            if not forall and owner is block and self._peels(block, group):
-                # Whole tiles of a dynamic dim, then the partial one: the whole ones have
-                # static shapes (their vector tiles need no masks).
+            if not forall and owner is block and self._peels(block, group, last):
+                # Whole tiles of a dynamic dim, or of a static one its tile does not divide,
+                # then the partial one: the whole ones have static shapes (their vector tiles
+                # need no masks).
                 handle, loop_handle = self._peel(block, loop_handle, sizes)
             if not forall:
                 em.for_loops.append((group[0], loop_name))
@@ -325,19 +329,42 @@ class Emitter:
         return transform.MergeHandlesOp([match_attr(whole, BLOCK_ATTR, name),
                                          rest.tiled_linalg_op]).result, whole
 
-    def _peels(self, block: Block, group: list[int]) -> bool:
-        """Whether the loop ``group`` (one loop) is peeled: it tiles a dynamic dim right above
-        that dim's innermost level, the vector tile's, and nothing is placed at or under it."""
+    def _peels(self, block: Block, group: list[int], last: bool) -> bool:
+        """Whether the loop ``group`` (one loop) is peeled: it tiles a dynamic dim, or a static
+        spatial one out of the lanes with a partial last tile (``last``: no tiling loop follows
+        it), right above that
+        dim's innermost level, the vector tile's, and nothing is placed at or under it. A
+        masked vector tile of a static partial tile reads and writes its accumulators at every
+        step (docs/decisions.md#partial-tiles)."""
         if len(group) != 1 or len(self.state.loops[group[0]].parts) != 1:
             return False
         lid = group[0]
         dim = self.state.loops[lid].parts[0][0]
         levels = block.levels[dim]
-        if block.extents[dim] is not None or len(levels) < 2 or levels[-2] != lid:
+        if len(levels) < 2 or levels[-2] != lid:
+            return False
+        extent, tile = block.extents[dim], self.state.loops[levels[-1]].extent
+        if extent is not None and not (
+                last and block.kinds[dim] == SPATIAL and tile is not None and tile > 1
+                and extent % tile and self._just_above_vector_tile(block, lid)
+                and self.state.loops[block.order[-1]].parts[0][0] != dim):
+            # A static dim tiled evenly has nothing to peel; a partial reduction tile or one
+            # in the lanes stays masked.
             return False
         below = block.order[block.order.index(lid):]
         return not any(b.attach is not None and b.attach.loop in below and not b.inlined
                        for b in self.state.blocks.values() if b.func == block.func)
+
+    def _just_above_vector_tile(self, block: Block, lid: int) -> bool:
+        """Whether only one-trip loops and reduction loops (each tiling the peeled tiles on
+        their own) lie between loop ``lid`` and ``block``'s vector tile."""
+        for later in block.order[block.order.index(lid) + 1:]:
+            loop = self.state.loops[later]
+            if loop.annotations.get("vectorize"):
+                return True
+            if loop.extent != 1 and any(block.kinds[d] == SPATIAL for d, _ in loop.parts):
+                return False
+        return False
 
     def _mapping(self, owner: Block, group: list[int], dims) -> ir.ArrayAttr:
         """The GPU mapping of a forall made from bound loops: one entry per tiled dim, in the
