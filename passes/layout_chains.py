@@ -70,12 +70,28 @@ def static_shape(value: ir.Value) -> list[int] | None:
     return list(ir.RankedTensorType(t).shape)
 
 
+def ranked_dims(value: ir.Value) -> list[int | None] | None:
+    """The dims of a ranked tensor value, None for a dynamic one (None: not ranked)."""
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType):
+        return None
+    t = ir.RankedTensorType(t)
+    return [None if t.is_dynamic_dim(i) else t.shape[i] for i in range(t.rank)]
+
+
+def _kept(shape: list[int | None]) -> list[int]:
+    """graph.reshape's ``shape`` for ``shape``: a dynamic dim keeps the input's dim at the same
+    position (0), which the chains' reshapes leave in place."""
+    return [0 if d is None else d for d in shape]
+
+
 def follow_chain(anchor: ir.Operation, relaid: ir.Value, operand_shape: OperandShape) -> None:
     """Replace ``anchor`` by ``relaid`` (its result in another layout): rewrite the
     single-user elementwise chain after it in that layout, reshape back once where it ends,
-    and erase the originals."""
+    and erase the originals. Dynamic dims may lead the shape (a batch, a sequence): the
+    layout changes only static trailing dims, so they keep their positions."""
     original = anchor.results[0]
-    shape = static_shape(original)
+    shape = ranked_dims(original)
     assert shape is not None
     old_ops = [anchor]
     while True:
@@ -89,7 +105,7 @@ def follow_chain(anchor: ir.Operation, relaid: ir.Value, operand_shape: OperandS
         old_ops.append(user)
         original, relaid = user.results[0], new
     with ir.InsertionPoint(old_ops[-1]), old_ops[-1].location:
-        back = graph.reshape(relaid, shape=shape)
+        back = graph.reshape(relaid, shape=_kept(shape))
     original.replace_all_uses_with(back)
     for old in reversed(old_ops):
         old.erase()
@@ -103,7 +119,7 @@ def _relaid_op(user: ir.Operation, original: ir.Value, relaid: ir.Value, shape: 
     opdef = graph.OPS.get(short)
     if opdef is None or opdef.pattern not in CHAIN_PATTERNS or len(user.results) != 1 or \
             any(a.kind in ("ints", "dense") for a in opdef.attrs) or \
-            static_shape(user.results[0]) != shape:
+            ranked_dims(user.results[0]) != shape:
         return None
     return rebuilt(user, short, lambda value: relaid if value == original
                    else _relaid_operand(value, shape, operand_shape))
@@ -132,7 +148,7 @@ def rebuilt(op: ir.Operation, short: str,
 
 def _relaid_operand(value: ir.Value, shape: list[int],
                     operand_shape: OperandShape) -> ir.Value | None:
-    own = static_shape(value)
+    own = ranked_dims(value)
     if own is None or len(own) > len(shape):
         return None
     target = operand_shape(own, shape)
@@ -144,4 +160,4 @@ def _relaid_operand(value: ir.Value, shape: list[int],
     if array is not None:
         return make_constant(array.reshape(target), ir.RankedTensorType.get(
             target, ir.RankedTensorType(value.type).element_type))
-    return graph.reshape(value, shape=target)
+    return graph.reshape(value, shape=_kept(target))

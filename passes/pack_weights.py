@@ -26,7 +26,8 @@ from mlcir.dialects import graph
 from mlcir.ir import ops_named
 
 from .constants import constant_array, is_constant, make_constant
-from .layout_chains import LAYOUT_ATTR, follow_chain, relaid_functions, static_shape
+from .layout_chains import (LAYOUT_ATTR, follow_chain, ranked_dims, relaid_functions,
+                            static_shape)
 from .pipelines import STANDALONE_LANES
 from .registry import ModulePass, register_pass
 
@@ -51,9 +52,9 @@ def pack_weights(module: ir.Module | ir.Operation, *, panel: int = DEFAULT_PANEL
 
 def _pack(op: ir.Operation, panel: int, packed: list[tuple[ir.Value, ir.Value]]) -> bool:
     lhs, rhs = op.operands
-    lhs_shape, rhs_shape = static_shape(lhs), static_shape(rhs)
+    lhs_shape, rhs_shape = ranked_dims(lhs), static_shape(rhs)
     if lhs_shape is None or rhs_shape is None or len(lhs_shape) < 2 or len(rhs_shape) != 2 \
-            or not is_constant(rhs):
+            or lhs_shape[-1] is None or not is_constant(rhs):
         return False
     k, n = rhs_shape
     if n % panel or n // panel < 2:

@@ -141,3 +141,54 @@ def test_one_dynamic_build_is_right_at_every_size(make, inputs, kw):
         got = got if isinstance(got, (list, tuple)) else [got]
         for g, e in zip(got, expected):
             np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+STATIC_MATMUL_37 = DYNAMIC_MATMUL.replace("?x64", "37x64").replace("?x32", "37x32").replace(
+    "tensor.empty(%n)", "tensor.empty()")
+
+
+def test_a_static_partial_row_tile_is_peeled_not_masked():
+    """37 rows with 8-row tiles: 4 whole tiles, then one row, both at static shapes (a masked
+    last tile ran the whole kernel through masked transfers: docs/decisions.md#partial-tiles)."""
+    sch = mlcir.Schedule(STATIC_MATMUL_37)
+    i, j, k = sch.get_loops(sch.get_block("matmul"))
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(j0, i0, k, i1, j1)
+    sch.vectorize(i1)
+    text = str(sch.mod)
+    assert "vector.mask" not in text and "vector.create_mask" not in text
+    ex = mlcir.build(sch.mod, target=AVX2)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((37, 64), dtype=np.float32)
+    b = rng.standard_normal((64, 32), dtype=np.float32)
+    np.testing.assert_allclose(ex.main(a, b), a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_a_partial_tile_of_the_lanes_stays_masked():
+    sch = mlcir.Schedule(STATIC_MATMUL_37.replace("64x32", "64x30").replace("37x32", "37x30"))
+    i, j, k = sch.get_loops(sch.get_block("matmul"))
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(i, j0, k, j1)
+    sch.vectorize(j1)
+    assert "vector.create_mask" in str(sch.mod)
+
+
+def test_a_dynamic_batch_reads_packed_weights_with_few_rows_per_tile():
+    """graph-pack-weights packs the weights of a matmul whose rows are dynamic; the default
+    register tile over such rows has at most DYNAMIC_ROWS_MAX rows (the rows it leaves over run
+    one at a time), and the build is right at every batch."""
+    from mlcir.targets.cpu.defaults import DYNAMIC_ROWS_MAX, decisions
+
+    model = models.mlp("N")
+    kernels = _kernels(model)
+    packed = next(k for name, k in kernels.items() if "matmul_packed" in name)
+    assert "tensor<?x784xf32>" in str(packed) and "x784x16xf32>" in str(packed)
+    rows = [d for name, d in decisions(default_schedule(packed, AVX2))
+            if name == "sample_perfect_tile" and len(d) == 3][0]
+    assert rows[-1] <= DYNAMIC_ROWS_MAX
+    ex = mlcir.build(from_onnx(model), AVX2)
+    for batch in (1, 3, 4, 37):
+        inputs = models.mlp_inputs(batch)
+        np.testing.assert_allclose(ex.main(**inputs), reference(model, inputs)["logits"],
+                                   rtol=1e-4, atol=1e-5)

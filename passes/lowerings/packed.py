@@ -8,13 +8,27 @@ is initialised by a ``linalg.fill`` block named ``<name>_init``.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from mlir import ir
+from mlir.dialects import arith, tensor
 
 from .rule import LoweringContext, lowering
 from . import builders as b
 
 
-@lowering("matmul_packed")
+def _packed_dest_dims(inputs: Sequence[ir.Value], _attrs: dict, _result: int
+                      ) -> list[ir.Value | None]:
+    """The result ``[batch.., M, N/n, n]`` takes its dynamic dims (batch, rows) from the left
+    operand ``[batch.., M, K]``; the packed weight's are static."""
+    lhs = inputs[0]
+    dims: list[ir.Value | None] = [
+        tensor.dim(lhs, arith.ConstantOp(ir.IndexType.get(), axis).result) if d is None else None
+        for axis, d in enumerate(b.shape_of(lhs)[:-1])]
+    return dims + [None, None]
+
+
+@lowering("matmul_packed", dest_dims=_packed_dest_dims)
 def lower_matmul_packed(cx: LoweringContext) -> list[ir.Value]:
     lhs, packed = cx.inputs
     (dest,) = cx.dests

@@ -65,6 +65,7 @@ class _Sample:
     extent: int
     n: int
     cap: int
+    dynamic: bool = False  # a dynamic dim, planned at DYNAMIC_HINT
 
 
 @dataclass
@@ -128,10 +129,12 @@ def _largest_divisor(n: int, limit: int) -> int:
 class _Planner:
     """Chooses every decision of one kernel's space from the target's facts."""
 
-    def __init__(self, facts: CpuFacts, threads: int):
+    def __init__(self, facts: CpuFacts, threads: int,
+                 dynamic: dict[str, set[int]] | None = None):
         self.facts = facts
         self.threads = threads
         self.plans: dict[str, _BlockPlan] = {}
+        self.dynamic = dynamic or {}  # block name -> its dynamic dims
 
     def plan(self) -> None:
         for plan in self.plans.values():
@@ -144,8 +147,12 @@ class _Planner:
         r, c = (1, 1)
         if cols is not None:
             cap = min(cols.cap, POOLING_COLUMNS) if plan.pooling else cols.cap
+            # The rows of a dynamic dim left over by the register tile run one at a time
+            # (peeled): fewer rows per tile leave fewer of them (docs/decisions.md#dynamic-defaults).
+            rows_cap = (min(rows.cap, DYNAMIC_ROWS_MAX) if rows and rows.dynamic else
+                        rows.cap if rows else 1)
             r, c = register_tile(rows.extent if rows else None, cols.extent, self.facts,
-                                 rows.cap if rows else 1, cap)
+                                 rows_cap, cap)
         # Reduction: innermost dims first, whole, while the slivers stay in a share of L2.
         depth = max(1, min(CACHE_REDUCTION_MAX,
                            self.facts.l2_bytes // REDUCTION_L2_SHARE // (ELEMENT_BYTES * (r + c))))
@@ -215,6 +222,8 @@ class _Planner:
 # this size, its outer loop runs as many times as the run time needs
 # (docs/decisions.md#dynamic-defaults).
 DYNAMIC_HINT = 128
+# Rows of a register tile over a dynamic dim: the rows it leaves over run one at a time.
+DYNAMIC_ROWS_MAX = 4
 
 
 class _AtHint(Schedule):
@@ -258,7 +267,8 @@ class _RuleSchedule(_AtHint):
                 b = self.state_block(block)
                 plan = self._planner.plans.setdefault(
                     block, _BlockPlan(pooling=b.op_name.startswith("linalg.pooling_")))
-                plan.samples.append(_Sample(dim, b.kinds[dim], extent, n, max_innermost_factor))
+                plan.samples.append(_Sample(dim, b.kinds[dim], extent, n, max_innermost_factor,
+                                            dim in self._planner.dynamic.get(block, ())))
                 decision = [extent] + [1] * (n - 1)
             else:
                 decision = self._planner.tile(block, dim, n)
@@ -565,7 +575,8 @@ def _default(kernel: ir.Module | str, target: Target | str,
                  else None)
         return (chain, None) if chain is not None else (unscheduled, reason)
     space_fn = cpu_space(replace(target, threads=threads))
-    planner = _Planner(facts, threads)
+    planner = _Planner(facts, threads, {b.name: {d for d, e in enumerate(b.extents) if e is None}
+                                        for b in unscheduled.state.blocks.values()})
     try:
         space_fn(_RuleSchedule(kernel, planner, recording=True))
         planner.plan()
