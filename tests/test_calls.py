@@ -220,3 +220,41 @@ def test_outputs_after_the_inputs_are_checked_like_out(relu):
     np.testing.assert_array_equal(out, [0, 2, 0, 4])
     with pytest.raises(RuntimeInputError, match="output 'output0': expected dtype float32"):
         relu.main(x, np.empty(4, np.float64))
+
+
+
+@pytest.fixture(scope="module")
+def dynamic_add():
+    """An ONNX ``Add`` of two ``[N, 8]`` inputs: its result's shape is known from the inputs'."""
+    from onnx import TensorProto, helper
+
+    from mlcir.frontend import from_onnx
+
+    spec = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 8]) for n in "abc"]
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["c"], name="add")], "g",
+                              spec[:2], spec[2:])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return mlcir.build(from_onnx(model))["main"]
+
+
+@pytest.mark.skipif(bool(os.environ.get("MLCIR_NO_NATIVE_CALL")), reason="native path disabled")
+def test_a_dynamic_result_takes_the_native_path(dynamic_add, monkeypatch):
+    """A result of dynamic shape is sized from the inputs' shapes in Python (a function made
+    once per signature) and allocated and called in C: no descriptors built in Python
+    (issue 40, item 3: the shape-generic cost of a call)."""
+    main = dynamic_add
+    assert main._plan is not None and main._dynamic_results
+    rng = np.random.default_rng(0)
+    monkeypatch.setattr(type(main), "prepare", lambda *_a, **_k: pytest.fail("checked path"))
+    for rows in (1, 5, 37):
+        a, b = (rng.standard_normal((rows, 8), dtype=np.float32) for _ in range(2))
+        out = main(a, b)
+        np.testing.assert_array_equal(out, a + b)
+        assert out.shape == (rows, 8) and out.ctypes.data % 64 == 0
+
+
+def test_a_dynamic_call_with_bad_shapes_gets_the_checked_paths_error(dynamic_add):
+    with pytest.raises(RuntimeInputError, match=r"expected shape float32\[N, 8\]"):
+        dynamic_add(np.zeros((3, 8), np.float32), np.zeros((3, 7), np.float32))
+    with pytest.raises(RuntimeInputError, match="'N'"):
+        dynamic_add(np.zeros((3, 8), np.float32), np.zeros((4, 8), np.float32))

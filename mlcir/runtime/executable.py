@@ -25,7 +25,7 @@ from . import native_call
 from .heap import keep_freed_blocks
 from .library import CallbackErrors
 from .memref import aligned_empty, descriptor
-from .shapes import result_shapes
+from .shapes import result_shapes, shape_function
 from .signature import Signature, TensorArg
 
 
@@ -70,6 +70,9 @@ class Function:
                    if self._native and isinstance(raw, ctypes._CFuncPtr) else None)
         self._plan = native_call.plan(address, signature) if address else None
         self._input_names = tuple(a.name for a in signature.args)
+        # Results whose shapes the fast path computes from the inputs' before the call.
+        self._dynamic_results = any(d is None for r in signature.results for d in r.shape)
+        self._result_shapes_of = shape_function(signature) if self._dynamic_results else None
 
     def __repr__(self) -> str:
         return f"<mlcir.Function {self.signature.describe()}>"
@@ -208,12 +211,26 @@ class Function:
                 outs = out if type(out) is tuple else self._out_tuple(out)
             elif len(args) > len(self.signature.args):
                 inputs, outs = args[:len(self.signature.args)], args[len(self.signature.args):]
+            elif self._dynamic_results:
+                outs = self._sized_outputs(inputs)
             result = self._native.call(self._plan, inputs, outs)
             if result is not NotImplemented:
                 if self._errors.pending:
                     self._errors.raise_pending()
                 return result
         return self._checked_call(args, named, out)
+
+    def _sized_outputs(self, inputs: Sequence[Any]) -> tuple[tuple[int, ...], ...] | None:
+        """The result shapes for ``inputs`` of a function with dynamic results, computed from
+        the inputs' shapes (the native call allocates results of those shapes); None (the
+        checked path then explains) when the inputs are not arrays of the signature's ranks
+        or their shapes do not bind."""
+        sig = self.signature
+        if len(inputs) != len(sig.args) or not all(
+                type(a) is np.ndarray and a.ndim == len(spec.shape)
+                for a, spec in zip(inputs, sig.args)):
+            return None
+        return self._result_shapes_of([a.shape for a in inputs])
 
     def run(self, inputs: "dict[str, Any]") -> dict[str, np.ndarray]:
         """Inputs and outputs by name: ``{input name: array}`` in, ``{output name: array}``

@@ -10,7 +10,8 @@
  *
  * Plan words: fn address, argument count, result count; per argument: type number,
  * writable (0/1), rank, then rank dims (-1: any); per result: type number, itemsize, rank,
- * then rank dims (all static).
+ * then rank dims (-1: any; such a result must be given in `outs`, as an array or as the
+ * tuple of its shape, computed by the caller: the result is then allocated here).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -115,11 +116,31 @@ static PyObject *call(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
     PyObject *results[MAX_MEMREFS];
     for (int64_t r = 0; r < n_results; r++, p += 3 + p[2]) {
         PyObject *out = NULL;
-        if (given) {
+        if (given && PyTuple_Check(PyTuple_GET_ITEM(outs, r))) {
+            /* a shape: the result is allocated here at that shape */
+            PyObject *shape = PyTuple_GET_ITEM(outs, r);
+            int64_t dims[NPY_MAXDIMS];
+            int ok = PyTuple_GET_SIZE(shape) == p[2] && p[2] <= NPY_MAXDIMS;
+            for (int64_t d = 0; ok && d < p[2]; d++) {
+                dims[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+                ok = !PyErr_Occurred() && dims[d] >= 0 && (p[3 + d] < 0 || p[3 + d] == dims[d]);
+            }
+            PyErr_Clear();
+            out = ok ? aligned_empty(p[0], p[1], p[2], dims) : NULL;
+            if (ok && !out) {
+                for (int64_t k = 0; k < r; k++) Py_DECREF(results[k]);
+                return NULL;
+            }
+        } else if (given) {
             out = PyTuple_GET_ITEM(outs, r);
             if (!accepts(out, p[0], 1, p[2], p + 3)) out = NULL;
             else Py_INCREF(out);
         } else {
+            for (int64_t d = 0; d < p[2]; d++)
+                if (p[3 + d] < 0) {  /* a dynamic result: the caller sizes it */
+                    for (int64_t k = 0; k < r; k++) Py_DECREF(results[k]);
+                    Py_RETURN_NOTIMPLEMENTED;
+                }
             out = aligned_empty(p[0], p[1], p[2], p + 3);
             if (!out) {
                 for (int64_t k = 0; k < r; k++) Py_DECREF(results[k]);

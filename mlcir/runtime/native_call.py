@@ -85,16 +85,15 @@ def extension() -> ModuleType | None:
         return None
 
 
-def plan(function_address: int, signature: Signature) -> bytes | None:
-    """The int64 words ``native_call.c`` reads (its header comment), or None when a result has
-    a dynamic shape (its shape is computed in Python, then it is passed as an output)."""
-    if any(d is None for r in signature.results for d in r.shape):
-        return None
+def plan(function_address: int, signature: Signature) -> bytes:
+    """The int64 words ``native_call.c`` reads (its header comment). A result with a dynamic
+    shape (-1 dims) must be given as an output: its shape is computed in Python first."""
     words = [function_address, len(signature.args), len(signature.results)]
     for arg in signature.args:
         words += [arg.dtype.num, int(arg.kind == "inout"), len(arg.shape)]
         words += [-1 if d is None else d for d in arg.shape]
     for result in signature.results:
-        words += [result.dtype.num, result.dtype.itemsize, len(result.shape), *result.shape]
+        words += [result.dtype.num, result.dtype.itemsize, len(result.shape)]
+        words += [-1 if d is None else d for d in result.shape]
     return np.array(words, np.int64).tobytes()
 
