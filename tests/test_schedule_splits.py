@@ -4,6 +4,8 @@ of one dimension — each checked against numpy with the primitives that follow.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -366,3 +368,99 @@ def test_a_transpose_with_a_partial_vector_tile_is_right(shape, perm, split_dim)
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         np.testing.assert_array_equal(mlcir.build(sch.mod).main(x), x.transpose(perm))
         assert ("reads an operand transposed" in str(sch.mod)) == (len(shape) > 2)
+
+
+def _named_splits(sch: mlcir.Schedule, block: str, factors: dict[str, list]) -> dict:
+    """Split ``block``'s loops by ``factors`` (by dim name); every loop by its name."""
+    loops = dict(zip("ijk", sch.get_loops(sch.get_block(block))))
+    named = {}
+    for name, rv in loops.items():
+        if name in factors:
+            named.update({f"{name}_{n}": x for n, x in enumerate(sch.split(rv, factors[name]))})
+        else:
+            named[name] = rv
+    return named
+
+
+def _fused_in_a_loop(mod: str, block: str) -> bool:
+    """``block``'s op is inside a loop of the function (not computed whole at its top)."""
+    return re.search(rf'^ {{6,}}%\S+ = linalg.generic .*loop.block = "{block}"', mod, re.M) \
+        is not None
+
+
+@pytest.mark.parametrize("factors, order, at", [
+    ({"i": [None, 4], "j": [None, 8]}, "i_1 j_0 i_0 j_1 k", "j_0"),
+    ({"i": [None, 4], "j": [None, 8]}, "i_1 j_1 i_0 j_0 k", "i_0"),
+    ({"i": [None, 4], "j": [None, 8]}, "j_1 i_0 j_0 i_1 k", "j_0"),
+    ({"i": [None, 4], "j": [None, 8]}, "j_1 i_1 i_0 j_0 k", "i_1"),
+    ({"i": [None, 2, 3], "j": [None, 8]}, "i_2 j_0 i_0 i_1 j_1 k", "i_1"),
+    ({"i": [None, 4], "j": [None, 8], "k": [None, 5]}, "i_0 j_0 k_1 k_0 i_1 j_1", "j_0"),
+])
+@pytest.mark.parametrize("then", [None, "vectorize", "parallel"])
+def test_reverse_compute_at_under_reordered_split_levels(mbr, factors, order, at, then):
+    """Issue 43: TVM computes an epilogue at any loop of a matmul whose split levels were
+    reordered (i_1 outside i_0). The epilogue's dims that index those levels are expanded the
+    same way, so it reads the matmul's levels directly and fuses; with a partial split (17
+    rows by 4) the padded rows are computed and dropped alike."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "C", factors)
+    sch.reorder(*[loops[n] for n in order.split()])
+    d = sch.get_block("D")
+    sch.reverse_compute_at(d, loops[at])
+    if then == "vectorize":
+        sch.vectorize(sch.get_loops(d)[-1])
+    elif then == "parallel":
+        sch.parallel(loops[order.split()[0]])
+    assert then == "vectorize" or _fused_in_a_loop(str(sch.mod), "D")  # (else vector ops)
+    assert _run(sch, text, ref) < 1e-5
+    again = mlcir.Schedule(text, trace=Trace.from_json(sch.trace.to_json_string()))
+    assert str(again.mod) == str(sch.mod)
+
+
+@pytest.mark.parametrize("order, at", [("i_1 j_0 i_0 j_1", "j_0"), ("j_1 i_1 j_0 i_0", "i_1"),
+                                       ("j_1 i_1 j_0 i_0", "j_0"), ("i_1 i_0 j_0 j_1", "i_0")])
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_compute_at_into_reordered_split_levels(mbr, order, at, vectorize):
+    """The mirror: the matmul (with its init fill, which moves with it) computed at a loop of
+    a bias add whose levels were reordered is expanded like the bias add's dims."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 4], "j": [None, 8]})
+    sch.reorder(*[loops[n] for n in order.split()])
+    c = sch.get_block("C")
+    sch.compute_at(c, loops[at])
+    if vectorize:
+        sch.vectorize(sch.get_loops(c)[-1])
+    mod = str(sch.mod)
+    assert vectorize or _fused_in_a_loop(mod, "C") and _fused_in_a_loop(mod, "C_init")
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_compute_at_follows_levels_reordered_twice(mbr):
+    """A level that is a dimension of its own (i_1) split and reordered again: the moved
+    block replays both expansions, in order."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d = sch.get_block("D")
+    i, j = sch.get_loops(d)
+    i0, i1 = sch.split(i, [None, 4])
+    sch.reorder(i1, i0)
+    a, b = sch.split(i1, [None, 3])  # 2 x 3 = 6 for the 4 rows of a level: padded again
+    sch.reorder(b, a)
+    sch.compute_at(sch.get_block("C"), sch.get_loops(d)[1])
+    assert _fused_in_a_loop(str(sch.mod), "C")
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_reordered_levels_and_compute_locations_still_refused(mbr):
+    """What stays refused: the moved block's own levels reordered (TVM drops its loops; its
+    reshape, already made, would not be its target's)."""
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 4]})
+    sch.reorder(loops["i_1"], loops["i_0"])
+    with pytest.raises(ScheduleError, match=r"reverse_compute_at \(instruction \d+\): block 'D' "
+                       r"reads reshaped operands \(its split levels were reordered\): nothing "
+                       r"fuses through the reshape; reverse_compute_at first"):
+        sch.reverse_compute_at(sch.get_block("D"), sch.get_loops(sch.get_block("C"))[0])

@@ -262,6 +262,7 @@ def _expand_dim(state: KernelState, block: Block, dim: int) -> None:
     strides = [math.prod(extents[k + 1:]) for k in range(len(extents))]
     state.rewrites.append(Rewrite(EXPAND, block.func, block.name,
                                   (str(dim), ",".join(str(e) for e in extents))))
+    block.expansions.append((dim, tuple(extents), tuple(level_dims)))
     block.kinds = block.kinds + [block.kinds[dim]] * len(new_dims)
     block.extents = block.extents[:dim] + [extents[0]] + block.extents[dim + 1:] + extents[1:]
     block.levels = block.levels[:dim] + [[levels[0].id]] + block.levels[dim + 1:] + \
