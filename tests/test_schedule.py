@@ -3,6 +3,8 @@ rejected with a ScheduleError naming the primitive and the reason."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -225,6 +227,30 @@ def test_annotate_and_unannotate_show_in_ir(mm):
     mod = str(sch.mod)
     assert "loop.my_tag = 7" in mod and "drop_me" not in mod
     assert run(sch, text, ref) < 1e-5
+
+
+def test_annotation_values_are_tvms_lists_and_dicts_too(mm):
+    """TVM's annotation values include lists and str-keyed dicts of them; they become MLIR
+    array and dictionary attributes, and replay from a trace's JSON."""
+    text, ref = mm
+    sch = mlcir.Schedule(text)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    sch.annotate(i, "tiles", [1, "x", 2.5, [True]])
+    sch.annotate(i, "meta", {"n": [2, 3]})
+    sch.annotate(sch.get_block("C"), "note", ["a"])  # on the block's op
+    mod = str(sch.mod)
+    assert 'loop.meta = {n = [2, 3]}' in mod
+    assert re.search(r'linalg.matmul .*loop.note = \["a"\]', mod)
+    assert 'loop.tiles = [1, "x", 2.500000e+00, [true]]' in mod
+    again = mlcir.Schedule(text, trace=Trace.from_json(sch.trace.to_json_string()))
+    assert str(again.mod) == mod
+    assert run(sch, text, ref) < 1e-5
+    with pytest.raises(ScheduleError, match=r"annotate \(instruction \d+\): annotation values "
+                       r"must be int, float, str or bool, or lists or str-keyed dicts of them; "
+                       r"got NoneType"):
+        sch.annotate(i, "bad", [1, None])
+    with pytest.raises(ScheduleError, match=r"got a dict with a key that is not a str"):
+        sch.annotate(i, "bad", {1: 2})
 
 
 @pytest.mark.parametrize("prim, message", [

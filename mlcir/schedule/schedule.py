@@ -321,9 +321,9 @@ class Schedule:
         self._record(BIND, [loop, thread_axis], {}, [])
 
     def annotate(self, block_or_loop: BlockRV | LoopRV, ann_key: str, ann_val: Any) -> None:
-        """Attach ``ann_key = ann_val`` (an int, float, str or bool) to a block or loop; it is
-        emitted as a ``loop.<ann_key>`` attribute, and some keys steer codegen
-        (docs/schedules.md)."""
+        """Attach ``ann_key = ann_val`` (an int, float, str or bool, or lists and str-keyed
+        dicts of them, as TVM's annotation values) to a block or loop; it is emitted as a
+        ``loop.<ann_key>`` attribute, and some keys steer codegen (docs/schedules.md)."""
         target = self._block_or_loop(block_or_loop, "annotate")
         with self._updating():
             annotate.annotate(target, ann_key, ann_val)
