@@ -464,3 +464,26 @@ def test_reordered_levels_and_compute_locations_still_refused(mbr):
                        r"reads reshaped operands \(its split levels were reordered\): nothing "
                        r"fuses through the reshape; reverse_compute_at first"):
         sch.reverse_compute_at(sch.get_block("D"), sch.get_loops(sch.get_block("C"))[0])
+
+
+@pytest.mark.parametrize("kind, index, at", [("read", 0, None), ("read", 1, 1), ("read", 0, 2),
+                                             ("write", 0, None), ("write", 0, 0),
+                                             ("write", 0, 2)])
+def test_caches_of_a_block_whose_levels_were_reordered(mbr, kind, index, at):
+    """A cache stage of a reshaped operand copies its levels (one dim each), at the root or
+    at a loop of the block (TVM caches any buffer a block reads or writes)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    loops = _named_splits(sch, "C", {"i": [None, 4], "j": [None, 8]})
+    sch.reorder(*[loops[n] for n in "i_1 j_0 i_0 k j_1".split()])
+    if kind == "read":
+        stage = sch.cache_read(c, index, "local")
+        if at is not None:
+            sch.compute_at(stage, sch.get_loops(c)[at])
+    else:
+        stage = sch.cache_write(c, index, "local")
+        if at is not None:
+            sch.reverse_compute_at(stage, sch.get_loops(c)[at])
+    assert "bufferization.alloc_tensor" in str(sch.mod)
+    assert _run(sch, text, ref) < 1e-5

@@ -514,8 +514,8 @@ def _follow_expansions(state: KernelState, b: Block, target: Block, prim: str) -
     if state.expanded(b) or any(r.kind == COLLAPSE and r.of_block(target.func, target.name)
                                 for r in state.rewrites):
         _check_not_expanded(state, [b, target], prim)
-    if not target.expansions:
-        return
+    if not target.expansions or b.origin.get("source") == target.name:
+        return  # (a cache stage of the target copies its levels: made after the reshape)
     why = (f"block '{target.name}' reads reshaped operands ({state.reshape_reason(target)}), "
            f"and block '{b.name}' cannot be reshaped the same way")
     if b.origin:  # a cache stage is a promotion, not an op of its own to reshape
