@@ -384,7 +384,7 @@ def _named_splits(sch: mlcir.Schedule, block: str, factors: dict[str, list]) -> 
 
 def _fused_in_a_loop(mod: str, block: str) -> bool:
     """``block``'s op is inside a loop of the function (not computed whole at its top)."""
-    return re.search(rf'^ {{6,}}%\S+ = linalg.generic .*loop.block = "{block}"', mod, re.M) \
+    return re.search(rf'^ {{6,}}%\S+ = linalg\.\w+ .*loop.block = "{block}"', mod, re.M) \
         is not None
 
 
@@ -453,13 +453,33 @@ def test_compute_at_follows_levels_reordered_twice(mbr):
     assert _run(sch, text, ref) < 1e-5
 
 
+@pytest.mark.parametrize("prim", ["reverse_compute_at", "compute_at"])
+def test_a_moved_block_drops_its_reordered_levels(mbr, prim):
+    """TVM regenerates the loops of the block compute_at moves: its own reordered levels go,
+    and the reshape they made with them (the block computes at its new place as any)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    moved = "D" if prim == "reverse_compute_at" else "C"
+    loops = _named_splits(sch, moved, {"i": [None, 4]})
+    sch.reorder(loops["i_1"], loops["i_0"])
+    assert "expand_dim" in str(sch.as_transform())
+    target = sch.get_loops(sch.get_block("C" if moved == "D" else "D"))[0]
+    getattr(sch, prim)(sch.get_block(moved), target)
+    assert [sch.get(x).name for x in sch.get_loops(sch.get_block(moved))] == \
+        (["i", "i", "j"] if moved == "D" else ["i", "i", "j", "k"])
+    assert "expand_dim" not in str(sch.as_transform())
+    assert _fused_in_a_loop(str(sch.mod), moved)
+    assert _run(sch, text, ref) < 1e-5
+
+
 def test_reordered_levels_and_compute_locations_still_refused(mbr):
-    """What stays refused: the moved block's own levels reordered (TVM drops its loops; its
-    reshape, already made, would not be its target's)."""
+    """What stays refused: the moved block's own levels reordered when something was made on
+    top of its reshape (here a cache stage of its reshaped operand)."""
     text, _ = mbr
     sch = mlcir.Schedule(text)
     loops = _named_splits(sch, "D", {"i": [None, 4]})
     sch.reorder(loops["i_1"], loops["i_0"])
+    sch.cache_read(sch.get_block("D"), 0, "local")
     with pytest.raises(ScheduleError, match=r"reverse_compute_at \(instruction \d+\): block 'D' "
                        r"reads reshaped operands \(its split levels were reordered\): nothing "
                        r"fuses through the reshape; reverse_compute_at first"):

@@ -11,6 +11,7 @@ import random
 from mlir import ir
 
 from .collapse import KIND as COLLAPSE
+from .expand import KIND as EXPAND
 from .errors import PrimitiveError
 from .loops import _expand_dim
 from .reduction import made_by_rfactor
@@ -511,6 +512,8 @@ def _follow_expansions(state: KernelState, b: Block, target: Block, prim: str) -
     order, so that its op reads (or writes) the target's levels directly and fuses as any
     (the reshapes between them fold away); a reduction moving with its init fill takes the
     fill along. TVM regenerates the moved block's loops, so ``b``'s own splits go anyway."""
+    if b.expansions:
+        _undo_expansions(state, b)
     if state.expanded(b) or any(r.kind == COLLAPSE and r.of_block(target.func, target.name)
                                 for r in state.rewrites):
         _check_not_expanded(state, [b, target], prim)
@@ -557,6 +560,37 @@ def _follow_expansions(state: KernelState, b: Block, target: Block, prim: str) -
         if init is not None:
             fill = s.blocks[(init.func, init.name)]
             _replay(s, fill, dict(zip(before, fill.output_map)), done, prim, why)
+
+
+def _undo_expansions(state: KernelState, b: Block) -> None:
+    """``b`` is moved, and TVM regenerates the loops of the block it moves: the reordered
+    levels of ``b`` go with its other loops, and so does the reshape they made (its expand
+    rewrites are dropped), where nothing else was made on top of it — no block computed at
+    ``b`` or caching it, no other rewrite of it since, no reshaped init (else it stays
+    refused)."""
+    first = next(i for i, r in enumerate(state.rewrites)
+                 if r.kind == EXPAND and r.of_block(b.func, b.name))
+    later = state.rewrites[first:]
+    init = state.init_producer(b)
+    if b.unexpanded is None or len(b.unexpanded["operands"]) != len(b.operands) \
+            or any(not (r.kind == EXPAND and r.of_block(b.func, b.name))
+                   and (r.target == b.name or b.name in r.args) for r in later) \
+            or any(r.kind == COLLAPSE and r.of_block(b.func, b.name) for r in state.rewrites) \
+            or (init is not None and state.expanded(init)) \
+            or any(not x.inlined and x is not b and (
+                (x.attach is not None and x.attach.target == b.name)
+                or x.origin.get("source") == b.name) for x in state.blocks.values()):
+        return
+    saved = b.unexpanded
+    b.kinds, b.extents = list(saved["kinds"]), list(saved["extents"])
+    b.output_map, b.op_name = list(saved["output_map"]), saved["op_name"]
+    b.dim_names = dict(saved["dim_names"])
+    for operand, (results, terms) in zip(b.operands, saved["operands"]):
+        operand.map_results, operand.terms = list(results), list(terms)
+    b.expansions, b.unexpanded = [], None
+    state.rewrites = [r for r in state.rewrites
+                      if not (r.kind == EXPAND and r.of_block(b.func, b.name))]
+    _fresh_nest(state, b, always=True)
 
 
 def _unexpanded(dims: list[int | None],

@@ -262,6 +262,14 @@ def _expand_dim(state: KernelState, block: Block, dim: int) -> None:
     strides = [math.prod(extents[k + 1:]) for k in range(len(extents))]
     state.rewrites.append(Rewrite(EXPAND, block.func, block.name,
                                   (str(dim), ",".join(str(e) for e in extents))))
+    if not block.expansions:
+        block.unexpanded = {
+            "kinds": list(block.kinds), "extents": list(block.extents),
+            "output_map": list(block.output_map), "op_name": block.op_name,
+            "dim_names": dict(block.dim_names),
+            "operands": [(list(op.map_results),
+                          [None if f is None else (dict(f[0]), f[1]) for f in op.terms])
+                         for op in block.operands]}
     block.expansions.append((dim, tuple(extents), tuple(level_dims)))
     block.kinds = block.kinds + [block.kinds[dim]] * len(new_dims)
     block.extents = block.extents[:dim] + [extents[0]] + block.extents[dim + 1:] + extents[1:]
