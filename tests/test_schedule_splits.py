@@ -507,3 +507,22 @@ def test_caches_of_a_block_whose_levels_were_reordered(mbr, kind, index, at):
             sch.reverse_compute_at(stage, sch.get_loops(c)[at])
     assert "bufferization.alloc_tensor" in str(sch.mod)
     assert _run(sch, text, ref) < 1e-5
+
+
+def test_compute_inline_drops_the_inlined_blocks_reordered_levels(mbr):
+    """An inlined block's loops go with it (TVM), its reordered levels and their reshape too;
+    a consumer whose levels were reordered still takes no inline (nothing fuses through its
+    reshape)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 4]})
+    sch.reorder(loops["i_1"], loops["i_0"])
+    sch.compute_inline(sch.get_block("D"))
+    assert "expand_dim" not in str(sch.as_transform())
+    assert _run(sch, text, ref) < 1e-5
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "E", {"i": [None, 4]})
+    sch.reorder(loops["i_1"], loops["i_0"])
+    with pytest.raises(ScheduleError, match=r"compute_inline \(instruction \d+\): block 'E' "
+                       r"reads reshaped operands \(its split levels were reordered\)"):
+        sch.compute_inline(sch.get_block("D"))

@@ -128,6 +128,8 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
         # A copy of the block's input moves to its one consumer, which reads that input once
         # the block is inlined; a copy of its result has nothing left to copy.
         _check_uncached(state, [block], "compute_inline")
+    if block.expansions:  # (its loops go with it, its reordered levels too)
+        _undo_expansions(state, block)
     _check_not_expanded(state, [block] + [c for c, _ in consumers], "compute_inline")
     _check_inlinable(state, original, block, "compute_inline")  # before the state changes
     moves = [_loops_taken_over(state, block, other) for other in inside]  # checked first
