@@ -526,3 +526,18 @@ def test_compute_inline_drops_the_inlined_blocks_reordered_levels(mbr):
     with pytest.raises(ScheduleError, match=r"compute_inline \(instruction \d+\): block 'E' "
                        r"reads reshaped operands \(its split levels were reordered\)"):
         sch.compute_inline(sch.get_block("D"))
+
+
+def test_a_reduction_moves_only_with_an_init_that_followed_it(mbr):
+    """An init fill whose own levels were reordered is reshaped apart from its reduction: it
+    cannot move with it (its dims are not the reduction's levels)."""
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    init = _named_splits(sch, "C_init", {"j": [None, 8]})
+    sch.reorder(init["j_1"], init["j_0"])
+    d = _named_splits(sch, "D", {"i": [None, 4]})
+    sch.reorder(d["i_1"], d["i_0"])
+    with pytest.raises(ScheduleError, match=r"compute_at \(instruction \d+\): the init of "
+                       r"reduction 'C' \('C_init'\) is not a fill of its own, placed at the "
+                       r"root: it cannot move with it"):
+        sch.compute_at(sch.get_block("C"), d["i_0"])

@@ -559,9 +559,10 @@ def _follow_expansions(state: KernelState, b: Block, target: Block, prim: str) -
         moved = s.blocks[(b.func, b.name)]
         before = list(moved.output_map)
         done = _replay(s, moved, along, target.expansions, prim, why)
-        if init is not None:
+        if init is not None and done:
             fill = s.blocks[(init.func, init.name)]
             _replay(s, fill, dict(zip(before, fill.output_map)), done, prim, why)
+            fill.followed = b.name
 
 
 def _undo_expansions(state: KernelState, b: Block) -> None:
@@ -673,17 +674,18 @@ def _moving_init(state: KernelState, b: Block, prim: str) -> Block | None:
                              "initialise: a tile computed again would add to its earlier sums")
     if init.attach is not None and init.attach.target == b.name:
         return None
-    if not (init.op_name == "linalg.fill" or _expanded_fill(init)) or init.attach is not None \
+    if not (init.op_name == "linalg.fill" or _expanded_fill(init, b)) or init.attach is not None \
             or state.consumers(init) != [(b, _init_operand(b))]:
         raise PrimitiveError(prim, f"the init of reduction '{b.name}' ('{init.name}') is not a "
                              "fill of its own, placed at the root: it cannot move with it")
     return init
 
 
-def _expanded_fill(init: Block) -> bool:
-    """A fill that followed its reduction's expansion (a generic now, writing a scalar)."""
-    return bool(init.expansions) and all(op.is_init or not op.map_results
-                                         for op in init.operands)
+def _expanded_fill(init: Block, b: Block) -> bool:
+    """A fill that followed the expansion of its reduction ``b`` (a generic now, writing a
+    scalar; levels it reordered itself are not ``b``'s)."""
+    return bool(init.expansions) and init.followed == b.name and all(
+        op.is_init or not op.map_results for op in init.operands)
 
 
 def _init_operand(b: Block) -> int:

@@ -124,6 +124,8 @@ class Block:
     # The block's dims as they were before its first expansion (what compute_at restores when
     # it moves the block and so drops its loops, reordered levels included).
     unexpanded: dict[str, Any] | None = None
+    # An init fill that replayed its reduction's expansions to move with it: that reduction.
+    followed: str | None = None
     # Blocks whose result this block reads by tensor.extract in its body, not as an operand
     # (a tensor whose layout transform_layout changed): dataflow the operands do not show.
     reads_by_index: set[str] = field(default_factory=set)
