@@ -179,6 +179,10 @@ ILLEGAL_IN_TENSORIR = tuple(re.compile(p) for p in (
     r"^tensorize: .*has extents .*computes",  # the intrinsic's shape is not the tile's
     r"is not a reduction$",
     r"has no init block",
+    r"initialises a consumer's output",  # compute_inline of an init
+    r"was already factored",  # a second rfactor
+    r"is not a reduction loop",  # rfactor of a spatial loop
+    r"the tile holds block '[^']*' only",  # blockize around another block
 ))
 
 
