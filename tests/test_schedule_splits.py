@@ -541,3 +541,27 @@ def test_a_reduction_moves_only_with_an_init_that_followed_it(mbr):
                        r"reduction 'C' \('C_init'\) is not a fill of its own, placed at the "
                        r"root: it cannot move with it"):
         sch.compute_at(sch.get_block("C"), d["i_0"])
+
+
+@pytest.mark.parametrize("order, fused, names", [
+    ("i_0 i_1 i_2 j", "i_0 i_1 i_2 j", [("i_j_fused", 17 * 30)]),
+    ("i_0 i_1 i_2 j", "i_1 i_2 j", [("i_0", 3), ("i_1_j_fused", 6 * 30)]),
+    ("i_0 j i_1 i_2", "j i_1 i_2", [("i_0", 3), ("j_i_1_fused", 30 * 6)]),
+])
+def test_fuse_of_levels_of_one_dim_with_other_loops(mbr, order, fused, names):
+    """TVM fuses any consecutive loops: consecutive levels of one dim fuse first (here 3 x 3 x
+    2 for 17 rows), then with the other loops (we refused them mixed)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 3, 2]})
+    sch.reorder(*[loops[n] for n in order.split()])
+    sch.parallel(sch.fuse(*[loops[n] for n in fused.split()]))
+    assert [(sch.get(x).name, sch.get(x).extent) for x in sch.get_loops(sch.get_block("D"))] \
+        == names
+    assert _run(sch, text, ref) < 1e-5
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 3, 2]})
+    sch.reorder(*[loops[n] for n in "i_0 i_1 j i_2".split()])
+    with pytest.raises(ScheduleError, match=r"fuse \(instruction \d+\): the loops mix split "
+                       r"levels of one dimension with other dimensions, apart from each other"):
+        sch.fuse(loops["i_1"], loops["j"], loops["i_2"])
