@@ -628,3 +628,31 @@ def test_recorded_rewrites_are_kinds_of_one_registry():
         payload = clone_module(sch._original)
         apply_schedule_script(payload, parse(script, context=sch.context, verify=False))
     assert str(payload) == str(sch.mod)
+
+
+@pytest.mark.parametrize("at, then", [(0, None), (1, None), ("j", "vectorize")])
+def test_a_moved_block_leaves_its_loops_to_the_blocks_computed_at_them(mbr, at, then):
+    """TVM removes the block compute_at moves from its loops, not the loops: E, computed at
+    a loop of the split D, keeps D's loops down to that one when D moves under C (we
+    refused: D's loops could not be regenerated)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    i, j = sch.get_loops(d)
+    i0, i1 = sch.split(i, [None, 5])
+    sch.reverse_compute_at(e, {0: i0, 1: i1, "j": j}[at])
+    if then == "vectorize":
+        sch.vectorize(sch.get_loops(e)[-1])
+    sch.reverse_compute_at(d, sch.get_loops(sch.get_block("C"))[0])
+    names = [sch.get(x).name for x in sch.get_loops(e)]
+    assert names == {0: ["i_0", "i_1", "j"], 1: ["i_0", "i_1", "i_2", "j"],
+                     "j": ["i_0", "i_1", "j_0", "i_2", "j_1"]}[at]
+    assert [sch.get(x).name for x in sch.get_loops(d)] == ["i", "i", "j"]
+    assert run(sch, text, ref) < 1e-5
+    sch = mlcir.Schedule(text)  # the target inside D's nest: D cannot leave it
+    d, e = sch.get_block("D"), sch.get_block("E")
+    i0, _ = sch.split(sch.get_loops(d)[0], [None, 5])
+    sch.reverse_compute_at(e, i0)
+    with pytest.raises(ScheduleError, match=r"compute_at \(instruction \d+\): other blocks are "
+                       r"computed inside block 'D', whose loops were split"):
+        sch.compute_at(d, sch.get_loops(e)[-1])

@@ -279,19 +279,20 @@ def _reads_renamed(state: KernelState, old: str, new: str) -> None:
 
 
 def _loops_taken_over(state: KernelState, block: Block, other: Block,
-                      stage_ok: bool = False) -> list[list[tuple[int, int]]]:
+                      stage_ok: bool = False, prim: str = "compute_inline"
+                      ) -> list[list[tuple[int, int]]]:
     """As TVM removes an inlined block but not its loops: ``other``, computed at a loop of
     ``block``, keeps the loops down to that one as the outer levels of its own dims (their
     parts in ``other``'s dims, outermost first)."""
     why = f"block '{other.name}' is computed at a loop of block '{block.name}', whose loops "
     if block.attach is not None or other.origin.get("kind") and not stage_ok:
-        raise PrimitiveError("compute_inline", why + "disappear (it is computed at another "
+        raise PrimitiveError(prim, why + "disappear (it is computed at another "
                              "block, or the other block is a cache stage)")
     chain = block.order[:block.order.index(other.attach.loop) + 1]
     by_target = {t: d for d, t in other.region.items()}
     parts = [[(by_target.get(d), e) for d, e in state.loops[lid].parts] for lid in chain]
     if any(d is None for loop_parts in parts for d, _ in loop_parts):
-        raise PrimitiveError("compute_inline", why + f"disappear: one walks data '{other.name}' "
+        raise PrimitiveError(prim, why + f"disappear: one walks data '{other.name}' "
                              "does not index")
     return parts
 
@@ -411,12 +412,23 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
     if b is target or b.func != target.func:
         raise PrimitiveError(prim, f"block '{b.name}' cannot be computed in its own nest")
     _follow_expansions(state, b, target, prim)
-    if any(x.attach is not None and x.attach.target == b.name and not x.inlined
-           for x in state.blocks.values()) and (b.attach is not None or not _plain_nest(state, b)):
-        # They stay at their loops of `b`, which therefore cannot be regenerated.
-        raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}', whose "
-                             "loops were split, fused or computed elsewhere: compute it at its "
-                             "place first")
+    inside = [x for x in state.blocks.values()
+              if x.attach is not None and x.attach.target == b.name and not x.inlined]
+    if inside and (b.attach is not None or not _plain_nest(state, b)):
+        # TVM removes the moved block from its loops, not the loops: the blocks computed at
+        # them keep them (as the outer levels of their own dims, as compute_inline leaves
+        # them), and `b` gets fresh loops. Not where `b` shares loops with another block, a
+        # block inside is its init or a cache stage of it (they go with `b`), or the target
+        # is inside `b`'s nest.
+        if b.attach is not None or any(x.origin or x is state.init_producer(b)
+                                       for x in inside) \
+                or any(state.loops[i].block == b.name for i in state.enclosing(target)):
+            raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}', "
+                                 "whose loops were split, fused or computed elsewhere: compute "
+                                 "it at its place first")
+        moves = [_loops_taken_over(state, b, x, prim=prim) for x in inside]  # checked first
+        for x, parts in zip(inside, moves):
+            _take_over(state, x, parts)
     chain = state.enclosing(target)
     if loop.id not in chain:
         raise PrimitiveError(prim, f"loop {state.loop_name(loop)} does not enclose block "
