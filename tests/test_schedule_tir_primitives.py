@@ -4,6 +4,8 @@ each in traces (Python and JSON) and replayed."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -575,6 +577,25 @@ def test_blockize_a_tile_then_tensorize_the_outer_block():
     # A split of the loop above keeps the outer block under the innermost new loop.
     k00, k01 = sch.split(k0, [None, 4])
     assert [sch.get(loop).extent for loop in sch.get_loops(outer)] == [8, 3, 12, 4]
+
+
+def test_annotations_of_an_outer_block_land_on_its_tile():
+    """TVM annotates any block; an outer block of blockize is a view of its tile, the inner
+    block's tiled op, which carries the attribute (we refused)."""
+    text, ref = kernels.matmul_bias_relu(17, 30, 23)
+    sch = mlcir.Schedule(text)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    _, i1 = sch.split(i, [None, 4])
+    outer = sch.blockize(i1)
+    sch.annotate(outer, "tile_note", [1, 2])
+    tiled = [line for line in str(sch.mod).splitlines() if "loop.tile_note" in line]
+    assert len(tiled) == 1 and re.search(r'^ {6,}%\S+ = linalg.matmul \{loop.block = "C", '
+                                         r'loop.tile_note = \[1, 2\]\}', tiled[0])
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), ref(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    sch.unannotate(outer, "tile_note")
+    assert "tile_note" not in str(sch.mod)
 
 
 def test_blockize_errors():
