@@ -583,11 +583,11 @@ def _undo_expansions(state: KernelState, b: Block) -> None:
     rewrites are dropped), where nothing else was made on top of it — no block computed at
     ``b`` or caching it, no other rewrite of it since, no reshaped init (else it stays
     refused)."""
-    first = next(i for i, r in enumerate(state.rewrites)
-                 if r.kind == EXPAND and r.of_block(b.func, b.name))
-    later = state.rewrites[first:]
+    first = next((i for i, r in enumerate(state.rewrites)
+                  if r.kind == EXPAND and r.of_block(b.func, b.name)), None)
+    later = state.rewrites[first:] if first is not None else []
     init = state.init_producer(b)
-    if b.unexpanded is None or len(b.unexpanded["operands"]) != len(b.operands) \
+    if first is None or b.unexpanded is None or len(b.unexpanded["operands"]) != len(b.operands) \
             or any(not (r.kind == EXPAND and r.of_block(b.func, b.name))
                    and (r.target == b.name or b.name in r.args) for r in later) \
             or any(r.kind == COLLAPSE and r.of_block(b.func, b.name) for r in state.rewrites) \
