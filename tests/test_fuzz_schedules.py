@@ -170,3 +170,22 @@ def test_workers_are_replaced_after_a_number_of_cases(monkeypatch):
     results = fuzz_schedules.fuzz(5, seed=0, jobs=1)
     assert [r["case"] for r in results] == list(range(5))
     assert len(started) == 1 + 5 // 2  # replaced after cases 2 and 4 (and after the last)
+
+
+def test_refusals_are_split_into_tensorir_illegal_and_limits():
+    """Issue 43's measure: the share of TensorIR-legal cases refused (those refused for a
+    limit of ours), apart from the schedules TensorIR refuses too."""
+    illegal = fuzz_schedules.illegal_in_tensorir
+    assert illegal("reorder (instruction 3): block 'C' is computed at loop i of block 'D', "
+                   "inside the loops to reorder: they are not a single chain")
+    assert illegal("bind (instruction 2): unknown thread axis 'warpIdx.x'; one of blockIdx.x")
+    assert not illegal("cache_write (instruction 4): output #0 of 'E' is already cached")
+    assert not illegal("annotate (instruction 1): annotation values must be int, float, str "
+                       "or bool, got list")  # (TVM takes lists: a limit we had)
+    results = [{"outcome": "ok"}] * 6 + [
+        {"outcome": "refused", "reason": "parallel (instruction 1): loop k is a reduction loop"},
+        {"outcome": "refused", "reason": "cache_read (instruction 2): input #0 of 'C' is "
+                                         "already cached"}]
+    assert fuzz_schedules.refusal_split(results) == (
+        "refused as illegal in TensorIR too 1 (12.5%), for limits of this implementation 1 "
+        "(12.5%): 14.3% of the 7 TensorIR-legal cases")

@@ -3,6 +3,8 @@ rejected with a ScheduleError naming the primitive and the reason."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -225,6 +227,30 @@ def test_annotate_and_unannotate_show_in_ir(mm):
     mod = str(sch.mod)
     assert "loop.my_tag = 7" in mod and "drop_me" not in mod
     assert run(sch, text, ref) < 1e-5
+
+
+def test_annotation_values_are_tvms_lists_and_dicts_too(mm):
+    """TVM's annotation values include lists and str-keyed dicts of them; they become MLIR
+    array and dictionary attributes, and replay from a trace's JSON."""
+    text, ref = mm
+    sch = mlcir.Schedule(text)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    sch.annotate(i, "tiles", [1, "x", 2.5, [True]])
+    sch.annotate(i, "meta", {"n": [2, 3]})
+    sch.annotate(sch.get_block("C"), "note", ["a"])  # on the block's op
+    mod = str(sch.mod)
+    assert 'loop.meta = {n = [2, 3]}' in mod
+    assert re.search(r'linalg.matmul .*loop.note = \["a"\]', mod)
+    assert 'loop.tiles = [1, "x", 2.500000e+00, [true]]' in mod
+    again = mlcir.Schedule(text, trace=Trace.from_json(sch.trace.to_json_string()))
+    assert str(again.mod) == mod
+    assert run(sch, text, ref) < 1e-5
+    with pytest.raises(ScheduleError, match=r"annotate \(instruction \d+\): annotation values "
+                       r"must be int, float, str or bool, or lists or str-keyed dicts of them; "
+                       r"got NoneType"):
+        sch.annotate(i, "bad", [1, None])
+    with pytest.raises(ScheduleError, match=r"got a dict with a key that is not a str"):
+        sch.annotate(i, "bad", {1: 2})
 
 
 @pytest.mark.parametrize("prim, message", [
@@ -602,3 +628,31 @@ def test_recorded_rewrites_are_kinds_of_one_registry():
         payload = clone_module(sch._original)
         apply_schedule_script(payload, parse(script, context=sch.context, verify=False))
     assert str(payload) == str(sch.mod)
+
+
+@pytest.mark.parametrize("at, then", [(0, None), (1, None), ("j", "vectorize")])
+def test_a_moved_block_leaves_its_loops_to_the_blocks_computed_at_them(mbr, at, then):
+    """TVM removes the block compute_at moves from its loops, not the loops: E, computed at
+    a loop of the split D, keeps D's loops down to that one when D moves under C (we
+    refused: D's loops could not be regenerated)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d, e = sch.get_block("D"), sch.get_block("E")
+    i, j = sch.get_loops(d)
+    i0, i1 = sch.split(i, [None, 5])
+    sch.reverse_compute_at(e, {0: i0, 1: i1, "j": j}[at])
+    if then == "vectorize":
+        sch.vectorize(sch.get_loops(e)[-1])
+    sch.reverse_compute_at(d, sch.get_loops(sch.get_block("C"))[0])
+    names = [sch.get(x).name for x in sch.get_loops(e)]
+    assert names == {0: ["i_0", "i_1", "j"], 1: ["i_0", "i_1", "i_2", "j"],
+                     "j": ["i_0", "i_1", "j_0", "i_2", "j_1"]}[at]
+    assert [sch.get(x).name for x in sch.get_loops(d)] == ["i", "i", "j"]
+    assert run(sch, text, ref) < 1e-5
+    sch = mlcir.Schedule(text)  # the target inside D's nest: D cannot leave it
+    d, e = sch.get_block("D"), sch.get_block("E")
+    i0, _ = sch.split(sch.get_loops(d)[0], [None, 5])
+    sch.reverse_compute_at(e, i0)
+    with pytest.raises(ScheduleError, match=r"compute_at \(instruction \d+\): other blocks are "
+                       r"computed inside block 'D', whose loops were split"):
+        sch.compute_at(d, sch.get_loops(e)[-1])

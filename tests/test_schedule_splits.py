@@ -4,6 +4,8 @@ of one dimension — each checked against numpy with the primitives that follow.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -366,3 +368,200 @@ def test_a_transpose_with_a_partial_vector_tile_is_right(shape, perm, split_dim)
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         np.testing.assert_array_equal(mlcir.build(sch.mod).main(x), x.transpose(perm))
         assert ("reads an operand transposed" in str(sch.mod)) == (len(shape) > 2)
+
+
+def _named_splits(sch: mlcir.Schedule, block: str, factors: dict[str, list]) -> dict:
+    """Split ``block``'s loops by ``factors`` (by dim name); every loop by its name."""
+    loops = dict(zip("ijk", sch.get_loops(sch.get_block(block))))
+    named = {}
+    for name, rv in loops.items():
+        if name in factors:
+            named.update({f"{name}_{n}": x for n, x in enumerate(sch.split(rv, factors[name]))})
+        else:
+            named[name] = rv
+    return named
+
+
+def _fused_in_a_loop(mod: str, block: str) -> bool:
+    """``block``'s op is inside a loop of the function (not computed whole at its top)."""
+    return re.search(rf'^ {{6,}}%\S+ = linalg\.\w+ .*loop.block = "{block}"', mod, re.M) \
+        is not None
+
+
+@pytest.mark.parametrize("factors, order, at", [
+    ({"i": [None, 4], "j": [None, 8]}, "i_1 j_0 i_0 j_1 k", "j_0"),
+    ({"i": [None, 4], "j": [None, 8]}, "i_1 j_1 i_0 j_0 k", "i_0"),
+    ({"i": [None, 4], "j": [None, 8]}, "j_1 i_0 j_0 i_1 k", "j_0"),
+    ({"i": [None, 4], "j": [None, 8]}, "j_1 i_1 i_0 j_0 k", "i_1"),
+    ({"i": [None, 2, 3], "j": [None, 8]}, "i_2 j_0 i_0 i_1 j_1 k", "i_1"),
+    ({"i": [None, 4], "j": [None, 8], "k": [None, 5]}, "i_0 j_0 k_1 k_0 i_1 j_1", "j_0"),
+])
+@pytest.mark.parametrize("then", [None, "vectorize", "parallel"])
+def test_reverse_compute_at_under_reordered_split_levels(mbr, factors, order, at, then):
+    """Issue 43: TVM computes an epilogue at any loop of a matmul whose split levels were
+    reordered (i_1 outside i_0). The epilogue's dims that index those levels are expanded the
+    same way, so it reads the matmul's levels directly and fuses; with a partial split (17
+    rows by 4) the padded rows are computed and dropped alike."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "C", factors)
+    sch.reorder(*[loops[n] for n in order.split()])
+    d = sch.get_block("D")
+    sch.reverse_compute_at(d, loops[at])
+    if then == "vectorize":
+        sch.vectorize(sch.get_loops(d)[-1])
+    elif then == "parallel":
+        sch.parallel(loops[order.split()[0]])
+    assert then == "vectorize" or _fused_in_a_loop(str(sch.mod), "D")  # (else vector ops)
+    assert _run(sch, text, ref) < 1e-5
+    again = mlcir.Schedule(text, trace=Trace.from_json(sch.trace.to_json_string()))
+    assert str(again.mod) == str(sch.mod)
+
+
+@pytest.mark.parametrize("order, at", [("i_1 j_0 i_0 j_1", "j_0"), ("j_1 i_1 j_0 i_0", "i_1"),
+                                       ("j_1 i_1 j_0 i_0", "j_0"), ("i_1 i_0 j_0 j_1", "i_0")])
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_compute_at_into_reordered_split_levels(mbr, order, at, vectorize):
+    """The mirror: the matmul (with its init fill, which moves with it) computed at a loop of
+    a bias add whose levels were reordered is expanded like the bias add's dims."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 4], "j": [None, 8]})
+    sch.reorder(*[loops[n] for n in order.split()])
+    c = sch.get_block("C")
+    sch.compute_at(c, loops[at])
+    if vectorize:
+        sch.vectorize(sch.get_loops(c)[-1])
+    mod = str(sch.mod)
+    assert vectorize or _fused_in_a_loop(mod, "C") and _fused_in_a_loop(mod, "C_init")
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_compute_at_follows_levels_reordered_twice(mbr):
+    """A level that is a dimension of its own (i_1) split and reordered again: the moved
+    block replays both expansions, in order."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    d = sch.get_block("D")
+    i, j = sch.get_loops(d)
+    i0, i1 = sch.split(i, [None, 4])
+    sch.reorder(i1, i0)
+    a, b = sch.split(i1, [None, 3])  # 2 x 3 = 6 for the 4 rows of a level: padded again
+    sch.reorder(b, a)
+    sch.compute_at(sch.get_block("C"), sch.get_loops(d)[1])
+    assert _fused_in_a_loop(str(sch.mod), "C")
+    assert _run(sch, text, ref) < 1e-5
+
+
+@pytest.mark.parametrize("prim", ["reverse_compute_at", "compute_at"])
+def test_a_moved_block_drops_its_reordered_levels(mbr, prim):
+    """TVM regenerates the loops of the block compute_at moves: its own reordered levels go,
+    and the reshape they made with them (the block computes at its new place as any)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    moved = "D" if prim == "reverse_compute_at" else "C"
+    loops = _named_splits(sch, moved, {"i": [None, 4]})
+    sch.reorder(loops["i_1"], loops["i_0"])
+    assert "expand_dim" in str(sch.as_transform())
+    target = sch.get_loops(sch.get_block("C" if moved == "D" else "D"))[0]
+    getattr(sch, prim)(sch.get_block(moved), target)
+    assert [sch.get(x).name for x in sch.get_loops(sch.get_block(moved))] == \
+        (["i", "i", "j"] if moved == "D" else ["i", "i", "j", "k"])
+    assert "expand_dim" not in str(sch.as_transform())
+    assert _fused_in_a_loop(str(sch.mod), moved)
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_reordered_levels_and_compute_locations_still_refused(mbr):
+    """What stays refused: the moved block's own levels reordered when something was made on
+    top of its reshape (here a cache stage of its reshaped operand)."""
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 4]})
+    sch.reorder(loops["i_1"], loops["i_0"])
+    sch.cache_read(sch.get_block("D"), 0, "local")
+    with pytest.raises(ScheduleError, match=r"reverse_compute_at \(instruction \d+\): block 'D' "
+                       r"reads reshaped operands \(its split levels were reordered\): nothing "
+                       r"fuses through the reshape; reverse_compute_at first"):
+        sch.reverse_compute_at(sch.get_block("D"), sch.get_loops(sch.get_block("C"))[0])
+
+
+@pytest.mark.parametrize("kind, index, at", [("read", 0, None), ("read", 1, 1), ("read", 0, 2),
+                                             ("write", 0, None), ("write", 0, 0),
+                                             ("write", 0, 2)])
+def test_caches_of_a_block_whose_levels_were_reordered(mbr, kind, index, at):
+    """A cache stage of a reshaped operand copies its levels (one dim each), at the root or
+    at a loop of the block (TVM caches any buffer a block reads or writes)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    c = sch.get_block("C")
+    loops = _named_splits(sch, "C", {"i": [None, 4], "j": [None, 8]})
+    sch.reorder(*[loops[n] for n in "i_1 j_0 i_0 k j_1".split()])
+    if kind == "read":
+        stage = sch.cache_read(c, index, "local")
+        if at is not None:
+            sch.compute_at(stage, sch.get_loops(c)[at])
+    else:
+        stage = sch.cache_write(c, index, "local")
+        if at is not None:
+            sch.reverse_compute_at(stage, sch.get_loops(c)[at])
+    assert "bufferization.alloc_tensor" in str(sch.mod)
+    assert _run(sch, text, ref) < 1e-5
+
+
+def test_compute_inline_drops_the_inlined_blocks_reordered_levels(mbr):
+    """An inlined block's loops go with it (TVM), its reordered levels and their reshape too;
+    a consumer whose levels were reordered still takes no inline (nothing fuses through its
+    reshape)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 4]})
+    sch.reorder(loops["i_1"], loops["i_0"])
+    sch.compute_inline(sch.get_block("D"))
+    assert "expand_dim" not in str(sch.as_transform())
+    assert _run(sch, text, ref) < 1e-5
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "E", {"i": [None, 4]})
+    sch.reorder(loops["i_1"], loops["i_0"])
+    with pytest.raises(ScheduleError, match=r"compute_inline \(instruction \d+\): block 'E' "
+                       r"reads reshaped operands \(its split levels were reordered\)"):
+        sch.compute_inline(sch.get_block("D"))
+
+
+def test_a_reduction_moves_only_with_an_init_that_followed_it(mbr):
+    """An init fill whose own levels were reordered is reshaped apart from its reduction: it
+    cannot move with it (its dims are not the reduction's levels)."""
+    text, _ = mbr
+    sch = mlcir.Schedule(text)
+    init = _named_splits(sch, "C_init", {"j": [None, 8]})
+    sch.reorder(init["j_1"], init["j_0"])
+    d = _named_splits(sch, "D", {"i": [None, 4]})
+    sch.reorder(d["i_1"], d["i_0"])
+    with pytest.raises(ScheduleError, match=r"compute_at \(instruction \d+\): the init of "
+                       r"reduction 'C' \('C_init'\) is not a fill of its own, placed at the "
+                       r"root: it cannot move with it"):
+        sch.compute_at(sch.get_block("C"), d["i_0"])
+
+
+@pytest.mark.parametrize("order, fused, names", [
+    ("i_0 i_1 i_2 j", "i_0 i_1 i_2 j", [("i_j_fused", 17 * 30)]),
+    ("i_0 i_1 i_2 j", "i_1 i_2 j", [("i_0", 3), ("i_1_j_fused", 6 * 30)]),
+    ("i_0 j i_1 i_2", "j i_1 i_2", [("i_0", 3), ("j_i_1_fused", 30 * 6)]),
+])
+def test_fuse_of_levels_of_one_dim_with_other_loops(mbr, order, fused, names):
+    """TVM fuses any consecutive loops: consecutive levels of one dim fuse first (here 3 x 3 x
+    2 for 17 rows), then with the other loops (we refused them mixed)."""
+    text, ref = mbr
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 3, 2]})
+    sch.reorder(*[loops[n] for n in order.split()])
+    sch.parallel(sch.fuse(*[loops[n] for n in fused.split()]))
+    assert [(sch.get(x).name, sch.get(x).extent) for x in sch.get_loops(sch.get_block("D"))] \
+        == names
+    assert _run(sch, text, ref) < 1e-5
+    sch = mlcir.Schedule(text)
+    loops = _named_splits(sch, "D", {"i": [None, 3, 2]})
+    sch.reorder(*[loops[n] for n in "i_0 i_1 j i_2".split()])
+    with pytest.raises(ScheduleError, match=r"fuse \(instruction \d+\): the loops mix split "
+                       r"levels of one dimension with other dimensions, apart from each other"):
+        sch.fuse(loops["i_1"], loops["j"], loops["i_2"])

@@ -4,6 +4,8 @@ each in traces (Python and JSON) and replayed."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -216,8 +218,31 @@ def test_sample_compute_location_errors():
     with pytest.raises(ScheduleError, match=r"sample_compute_location \(instruction 1\): "
                        "decision 7 is not an index of the 2 candidate loops"):
         sch.sample_compute_location(sch.get_block("D"), decision=7)
-    with pytest.raises(ScheduleError, match="block 'E' has no loop it can be computed at"):
-        sch.sample_compute_location(sch.get_block("E"))
+    root = sch.sample_compute_location(sch.get_block("E"))  # E has no consumer: the root
+    with pytest.raises(ScheduleError, match=r"split: LoopRV\(\d+\) is the root mark of "
+                       r"sample_compute_location \(no loop\): only compute_at and "
+                       "reverse_compute_at take it"):
+        sch.split(root, [2, None])
+
+
+@pytest.mark.parametrize("prim", ["compute_at", "reverse_compute_at"])
+def test_sample_compute_location_gives_the_root_where_no_loop_is_legal(prim):
+    """TVM's sample_compute_location also draws the root, and gives it where no loop is
+    legal: computed "at" the root, the block stays where it is (we refused)."""
+    text, reference = kernels.matmul_bias_relu(17, 30, 23)
+    sch = mlcir.Schedule(text)
+    e = sch.get_block("E")
+    root = sch.sample_compute_location(e)
+    assert sch.get(root).name == "root" and sch.trace.decisions[max(sch.trace.decisions)] == -1
+    plain = str(sch.mod)
+    getattr(sch, prim)(e, root)
+    assert str(sch.mod) == plain
+    sch.split(sch.get_loops(e)[0], [None, 4])
+    again = replayed(sch, text)
+    assert str(again.mod) == str(sch.mod)
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), reference(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
 
 
 # -- transform_layout ------------------------------------------------------------------------
@@ -552,6 +577,25 @@ def test_blockize_a_tile_then_tensorize_the_outer_block():
     # A split of the loop above keeps the outer block under the innermost new loop.
     k00, k01 = sch.split(k0, [None, 4])
     assert [sch.get(loop).extent for loop in sch.get_loops(outer)] == [8, 3, 12, 4]
+
+
+def test_annotations_of_an_outer_block_land_on_its_tile():
+    """TVM annotates any block; an outer block of blockize is a view of its tile, the inner
+    block's tiled op, which carries the attribute (we refused)."""
+    text, ref = kernels.matmul_bias_relu(17, 30, 23)
+    sch = mlcir.Schedule(text)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    _, i1 = sch.split(i, [None, 4])
+    outer = sch.blockize(i1)
+    sch.annotate(outer, "tile_note", [1, 2])
+    tiled = [line for line in str(sch.mod).splitlines() if "loop.tile_note" in line]
+    assert len(tiled) == 1 and re.search(r'^ {6,}%\S+ = linalg.matmul \{loop.block = "C", '
+                                         r'loop.tile_note = \[1, 2\]\}', tiled[0])
+    a, b, bias = kernels.random_inputs(text)
+    np.testing.assert_allclose(mlcir.build(sch.mod).main(a, b, bias), ref(a, b, bias),
+                               rtol=1e-4, atol=1e-4)
+    sch.unannotate(outer, "tile_note")
+    assert "tile_note" not in str(sch.mod)
 
 
 def test_blockize_errors():

@@ -74,13 +74,29 @@ def bind(state: KernelState, loop: Loop, thread_axis: str) -> None:
 
 
 def annotate(target: Block | Loop, ann_key: str, ann_val: Any) -> None:
-    """Attach ``ann_key = ann_val`` (an int, float, str or bool) to a block or loop."""
-    if not isinstance(ann_val, (int, float, str, bool)):
-        raise PrimitiveError("annotate", f"annotation values must be int, float, str or bool, "
-                             f"got {type(ann_val).__name__}")
+    """Attach ``ann_key = ann_val`` to a block or loop: an int, float, str or bool, or (as
+    TVM's annotation values) a list of them or a dict with str keys, nested alike."""
+    wrong = _not_annotation_value(ann_val)
+    if wrong is not None:
+        raise PrimitiveError("annotate", "annotation values must be int, float, str or bool, "
+                             f"or lists or str-keyed dicts of them; got {wrong}")
     if ann_key.startswith("_"):
         raise PrimitiveError("annotate", "keys starting with '_' are reserved")
     target.annotations[ann_key] = ann_val
+
+
+def _not_annotation_value(value: Any) -> str | None:
+    """What in ``value`` is no annotation value (None when it all is)."""
+    if isinstance(value, (int, float, str, bool)):
+        return None
+    if isinstance(value, (list, tuple)):
+        return next((w for w in map(_not_annotation_value, value) if w is not None), None)
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            return "a dict with a key that is not a str"
+        return next((w for w in map(_not_annotation_value, value.values()) if w is not None),
+                    None)
+    return type(value).__name__
 
 
 def unannotate(target: Block | Loop, ann_key: str) -> None:
@@ -115,6 +131,13 @@ def loop_attributes(loop: Loop) -> dict[str, ir.Attribute]:
             if key not in LOOP_KINDS and not key.startswith("_")}
 
 
+def block_attributes(block: Block) -> dict[str, ir.Attribute]:
+    """The ``loop.<key>`` attributes a block's annotations put on its op (while it is an op:
+    a vectorized tile's vector operations do not carry them)."""
+    return {f"loop.{key}": _attr(value) for key, value in block.annotations.items()
+            if not key.startswith("_")}
+
+
 def _attr(value: Any) -> ir.Attribute:
     if isinstance(value, bool):
         return ir.BoolAttr.get(value)
@@ -122,6 +145,10 @@ def _attr(value: Any) -> ir.Attribute:
         return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
     if isinstance(value, float):
         return ir.FloatAttr.get(ir.F64Type.get(), value)
+    if isinstance(value, (list, tuple)):
+        return ir.ArrayAttr.get([_attr(v) for v in value])
+    if isinstance(value, dict):
+        return ir.DictAttr.get({k: _attr(v) for k, v in value.items()})
     return ir.StringAttr.get(str(value))
 
 
@@ -176,11 +203,11 @@ def fuzz_annotate(sch, rng: random.Random) -> bool:
     target = some_block_or_loop(sch, rng)
     if target is None:
         return False
-    value = rng.choice([1, 2.5, "x", True])
+    value = rng.choice([1, 2.5, "x", True, [1, "x"], {"n": [2, 2.5]}])
     if rng.random() < LIKELY:
         sch.annotate(target, rng.choice(ANNOTATION_KEYS), value)
     else:  # refused: a reserved key or a value of another type
-        sch.annotate(target, *rng.choice([("_reserved", value), ("fuzz_note", [value])]))
+        sch.annotate(target, *rng.choice([("_reserved", value), ("fuzz_note", [None])]))
     return True
 
 

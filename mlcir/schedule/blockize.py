@@ -23,7 +23,7 @@ from .instruction import BLOCKIZE
 KIND = "blockize"  # Block.origin["kind"] of an outer block
 # The primitives that take an outer block (the others take the block inside or its loops).
 TAKES_OUTER = ("get_loops", "get_child_blocks", "tensorize", "get_producers",
-               "get_consumers")
+               "get_consumers", "annotate", "unannotate")
 
 
 def blockize(state: KernelState, loop: Loop) -> Block:

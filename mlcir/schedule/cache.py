@@ -56,7 +56,9 @@ def cache_write(state: KernelState, block: Block, write_buffer_index: int,
 
 def _cache(state: KernelState, b: Block, kind: str, operand: int, index: int,
            scope: str) -> Block:
-    if state.expanded(b):
+    if state.expanded(b) and (not b.expansions or None in b.operands[operand].map_results):
+        # A copy of a reshaped operand is made of its levels (one dim each); through a window
+        # (``oh + kh``) or after a collapse, the operand's shape is not the state's.
         raise PrimitiveError(kind, f"block '{b.name}' reads reshaped operands "
                              f"({state.reshape_reason(b)}): cache them first")
     if scope not in STORAGE_SCOPES:

@@ -4,11 +4,17 @@ compute_inline): ``compute_at``, ``reverse_compute_at``, ``decompose_reduction``
 
 from __future__ import annotations
 
+import copy
+import math
 import random
 
 from mlir import ir
 
+from .collapse import KIND as COLLAPSE
+from .expand import KIND as EXPAND
 from .errors import PrimitiveError
+from .loops import _expand_dim
+from .reduction import made_by_rfactor
 from .inline import RENAME, check_inlinable
 from .move import move_after
 from .rewrite import Rewrite
@@ -122,6 +128,8 @@ def compute_inline(state: KernelState, original: ir.Module, block: Block) -> Non
         # A copy of the block's input moves to its one consumer, which reads that input once
         # the block is inlined; a copy of its result has nothing left to copy.
         _check_uncached(state, [block], "compute_inline")
+    if block.expansions:  # (its loops go with it, its reordered levels too)
+        _undo_expansions(state, block)
     _check_not_expanded(state, [block] + [c for c, _ in consumers], "compute_inline")
     _check_inlinable(state, original, block, "compute_inline")  # before the state changes
     moves = [_loops_taken_over(state, block, other) for other in inside]  # checked first
@@ -271,19 +279,20 @@ def _reads_renamed(state: KernelState, old: str, new: str) -> None:
 
 
 def _loops_taken_over(state: KernelState, block: Block, other: Block,
-                      stage_ok: bool = False) -> list[list[tuple[int, int]]]:
+                      stage_ok: bool = False, prim: str = "compute_inline"
+                      ) -> list[list[tuple[int, int]]]:
     """As TVM removes an inlined block but not its loops: ``other``, computed at a loop of
     ``block``, keeps the loops down to that one as the outer levels of its own dims (their
     parts in ``other``'s dims, outermost first)."""
     why = f"block '{other.name}' is computed at a loop of block '{block.name}', whose loops "
     if block.attach is not None or other.origin.get("kind") and not stage_ok:
-        raise PrimitiveError("compute_inline", why + "disappear (it is computed at another "
+        raise PrimitiveError(prim, why + "disappear (it is computed at another "
                              "block, or the other block is a cache stage)")
     chain = block.order[:block.order.index(other.attach.loop) + 1]
     by_target = {t: d for d, t in other.region.items()}
     parts = [[(by_target.get(d), e) for d, e in state.loops[lid].parts] for lid in chain]
     if any(d is None for loop_parts in parts for d, _ in loop_parts):
-        raise PrimitiveError("compute_inline", why + f"disappear: one walks data '{other.name}' "
+        raise PrimitiveError(prim, why + f"disappear: one walks data '{other.name}' "
                              "does not index")
     return parts
 
@@ -402,13 +411,24 @@ def _dim_correspondence(producer: Block, consumer: Block, operand: int,
 def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) -> None:
     if b is target or b.func != target.func:
         raise PrimitiveError(prim, f"block '{b.name}' cannot be computed in its own nest")
-    _check_not_expanded(state, [b, target], prim)
-    if any(x.attach is not None and x.attach.target == b.name and not x.inlined
-           for x in state.blocks.values()) and (b.attach is not None or not _plain_nest(state, b)):
-        # They stay at their loops of `b`, which therefore cannot be regenerated.
-        raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}', whose "
-                             "loops were split, fused or computed elsewhere: compute it at its "
-                             "place first")
+    _follow_expansions(state, b, target, prim)
+    inside = [x for x in state.blocks.values()
+              if x.attach is not None and x.attach.target == b.name and not x.inlined]
+    if inside and (b.attach is not None or not _plain_nest(state, b)):
+        # TVM removes the moved block from its loops, not the loops: the blocks computed at
+        # them keep them (as the outer levels of their own dims, as compute_inline leaves
+        # them), and `b` gets fresh loops. Not where `b` shares loops with another block, a
+        # block inside is its init or a cache stage of it (they go with `b`), or the target
+        # is inside `b`'s nest.
+        if b.attach is not None or any(x.origin or x is state.init_producer(b)
+                                       for x in inside) \
+                or any(state.loops[i].block == b.name for i in state.enclosing(target)):
+            raise PrimitiveError(prim, f"other blocks are computed inside block '{b.name}', "
+                                 "whose loops were split, fused or computed elsewhere: compute "
+                                 "it at its place first")
+        moves = [_loops_taken_over(state, b, x, prim=prim) for x in inside]  # checked first
+        for x, parts in zip(inside, moves):
+            _take_over(state, x, parts)
     chain = state.enclosing(target)
     if loop.id not in chain:
         raise PrimitiveError(prim, f"loop {state.loop_name(loop)} does not enclose block "
@@ -455,7 +475,7 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
             _fresh_nest(state, init)
             for r, p_dim in enumerate(b.output_map):
                 t_dim = mapping[p_dim]
-                _reset_dim(state, init, r, t_dim,
+                _reset_dim(state, init, init.output_map[r], t_dim,
                            inner_extent(state, target, t_dim, loop.id)[0])
             init.attach = Attach(prim, target.name, loop.id)
     else:
@@ -500,6 +520,148 @@ def _attach(state: KernelState, b: Block, target: Block, loop: Loop, prim: str) 
     b.attach = Attach(prim, target.name, loop.id)
 
 
+def _follow_expansions(state: KernelState, b: Block, target: Block, prim: str) -> None:
+    """``b`` computed at a block whose split levels were reordered (each level a dimension:
+    expand.py) has the dims that index those levels expanded the same way, in the same
+    order, so that its op reads (or writes) the target's levels directly and fuses as any
+    (the reshapes between them fold away); a reduction moving with its init fill takes the
+    fill along. TVM regenerates the moved block's loops, so ``b``'s own splits go anyway."""
+    if b.expansions:
+        _undo_expansions(state, b)
+    if state.expanded(b) or any(r.kind == COLLAPSE and r.of_block(target.func, target.name)
+                                for r in state.rewrites):
+        _check_not_expanded(state, [b, target], prim)
+    if not target.expansions or b.origin.get("source") == target.name:
+        return  # (a cache stage of the target copies its levels: made after the reshape)
+    why = (f"block '{target.name}' reads reshaped operands ({state.reshape_reason(target)}), "
+           f"and block '{b.name}' cannot be reshaped the same way")
+    if b.origin:  # a cache stage is a promotion, not an op of its own to reshape
+        raise PrimitiveError(prim, f"{why}: it is a {b.origin.get('kind', 'made')} stage")
+    if any(x.attach is not None and x.attach.target == b.name and not x.inlined
+           for x in state.blocks.values()) or any(x.origin.get("source") == b.name
+                                                  for x in state.blocks.values()):
+        raise PrimitiveError(prim, f"{why}: blocks are computed at it or cache it")
+    if made_by_rfactor(state, b):
+        raise PrimitiveError(prim, f"{why}: rfactor made it")
+    if prim == "compute_at":
+        reads = [i for i, op in enumerate(target.operands) if op.producer == b.name]
+        if not reads:
+            return  # (refused below)
+        target_dims = _unexpanded(target.operands[reads[0]].map_results, target.expansions)
+        own_dims = list(b.output_map)
+    else:
+        reads = [i for i, op in enumerate(b.operands) if op.producer == target.name
+                 and not op.is_init]
+        if not reads:
+            return
+        target_dims = _unexpanded(target.output_map, target.expansions)
+        own_dims = list(b.operands[reads[0]].map_results)
+    if target_dims is None or len(target_dims) != len(own_dims):
+        raise PrimitiveError(prim, f"{why}: it reads a reshaped dim through an expression")
+    along = {t: o for t, o in zip(target_dims, own_dims) if t is not None}
+    init = None
+    if prim == "compute_at" and REDUCTION in b.kinds:
+        fill = state.init_producer(b)
+        if fill is not None and fill.attach is None and fill.op_name == "linalg.fill" \
+                and not fill.origin and not state.expanded(fill) \
+                and state.consumers(fill) == [(b, _init_operand(b))]:
+            init = fill
+    trial = copy.deepcopy(state)  # every check passes before the state changes
+    for s in (trial, state):
+        moved = s.blocks[(b.func, b.name)]
+        before = list(moved.output_map)
+        done = _replay(s, moved, along, target.expansions, prim, why)
+        if init is not None and done:
+            fill = s.blocks[(init.func, init.name)]
+            _replay(s, fill, dict(zip(before, fill.output_map)), done, prim, why)
+            fill.followed = b.name
+
+
+def _undo_expansions(state: KernelState, b: Block) -> None:
+    """``b`` is moved, and TVM regenerates the loops of the block it moves: the reordered
+    levels of ``b`` go with its other loops, and so does the reshape they made (its expand
+    rewrites are dropped), where nothing else was made on top of it — no block computed at
+    ``b`` or caching it, no other rewrite of it since, no reshaped init (else it stays
+    refused)."""
+    first = next((i for i, r in enumerate(state.rewrites)
+                  if r.kind == EXPAND and r.of_block(b.func, b.name)), None)
+    later = state.rewrites[first:] if first is not None else []
+    init = state.init_producer(b)
+    if first is None or b.unexpanded is None or len(b.unexpanded["operands"]) != len(b.operands) \
+            or any(not (r.kind == EXPAND and r.of_block(b.func, b.name))
+                   and (r.target == b.name or b.name in r.args) for r in later) \
+            or any(r.kind == COLLAPSE and r.of_block(b.func, b.name) for r in state.rewrites) \
+            or (init is not None and state.expanded(init)) \
+            or any(not x.inlined and x is not b and (
+                (x.attach is not None and x.attach.target == b.name)
+                or x.origin.get("source") == b.name) for x in state.blocks.values()):
+        return
+    saved = b.unexpanded
+    b.kinds, b.extents = list(saved["kinds"]), list(saved["extents"])
+    b.output_map, b.op_name = list(saved["output_map"]), saved["op_name"]
+    b.dim_names = dict(saved["dim_names"])
+    for operand, (results, terms) in zip(b.operands, saved["operands"]):
+        operand.map_results, operand.terms = list(results), list(terms)
+    b.expansions, b.unexpanded = [], None
+    state.rewrites = [r for r in state.rewrites
+                      if not (r.kind == EXPAND and r.of_block(b.func, b.name))]
+    _fresh_nest(state, b, always=True)
+
+
+def _unexpanded(dims: list[int | None],
+                expansions: list[tuple[int, tuple[int, ...], tuple[int, ...]]]
+                ) -> list[int | None] | None:
+    """``dims`` (an operand's indices) as they were before ``expansions``: each run of level
+    dims is its dimension again (None when a level is indexed otherwise)."""
+    out = list(dims)
+    for dim, _, level_dims in reversed(expansions):
+        run = list(level_dims)
+        at = next((p for p in range(len(out) - len(run) + 1) if out[p:p + len(run)] == run),
+                  None)
+        if at is not None:
+            out[at:at + len(run)] = [dim]
+        if any(d in run[1:] for d in out):
+            return None
+    return out
+
+
+def _replay(state: KernelState, b: Block, along: dict[int, int | None],
+            expansions: list[tuple[int, tuple[int, ...], tuple[int, ...]]], prim: str,
+            why: str) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
+    """Expand ``b`` as ``expansions`` expanded another block, whose dims ``along`` maps to
+    ``b``'s; returns ``b``'s expansions made."""
+    along = dict(along)
+    done = []
+    for dim, extents, level_dims in expansions:
+        if dim not in along:
+            continue  # (a dim of the other block that b does not index: its reduction)
+        own = along[dim]
+        if own is None:
+            raise PrimitiveError(prim, f"{why}: it indexes the dim through an expression")
+        extent = b.extents[own]
+        if extent is None or math.prod(extents) < extent:
+            raise PrimitiveError(prim, f"{why}: its dim has another extent ({extent})")
+        if math.prod(extents) > extent and (b.reads_by_index or not all(
+                form is not None and (own not in form[0] or form == ({own: 1}, 0))
+                for operand in b.operands for form in operand.terms)):
+            raise PrimitiveError(prim, f"{why}: the split does not divide its dim, which it "
+                                 "reads through an expression or at its loop indices")
+        if not done:
+            _fresh_nest(state, b, always=True)
+        loop = state.loops[b.levels[own][0]]
+        loop.parts = [(own, extents[0])]
+        levels = [loop] + [state.new_loop(b, [(own, e)]) for e in extents[1:]]
+        b.levels[own] = [lv.id for lv in levels]
+        at = b.order.index(loop.id)
+        b.order[at + 1:at + 1] = [lv.id for lv in levels[1:]]
+        first_new = len(b.kinds)
+        _expand_dim(state, b, own)
+        own_levels = (own, *range(first_new, first_new + len(extents) - 1))
+        done.append((own, extents, own_levels))
+        along.update(zip(level_dims, own_levels))
+    return done
+
+
 def _below_copied_producer(state: KernelState, b: Block, target: Block, loop: Loop,
                            prim: str) -> None:
     """A cache_read stage copies what its producer computes: where the producer is computed
@@ -524,11 +686,18 @@ def _moving_init(state: KernelState, b: Block, prim: str) -> Block | None:
                              "initialise: a tile computed again would add to its earlier sums")
     if init.attach is not None and init.attach.target == b.name:
         return None
-    if init.op_name != "linalg.fill" or init.attach is not None \
+    if not (init.op_name == "linalg.fill" or _expanded_fill(init, b)) or init.attach is not None \
             or state.consumers(init) != [(b, _init_operand(b))]:
         raise PrimitiveError(prim, f"the init of reduction '{b.name}' ('{init.name}') is not a "
                              "fill of its own, placed at the root: it cannot move with it")
     return init
+
+
+def _expanded_fill(init: Block, b: Block) -> bool:
+    """A fill that followed the expansion of its reduction ``b`` (a generic now, writing a
+    scalar; levels it reordered itself are not ``b``'s)."""
+    return bool(init.expansions) and init.followed == b.name and all(
+        op.is_init or not op.map_results for op in init.operands)
 
 
 def _init_operand(b: Block) -> int:
@@ -550,11 +719,11 @@ def _reset_dim(state: KernelState, b: Block, dim: int, target_dim: int, extent: 
     b.region[dim] = target_dim
 
 
-def _fresh_nest(state: KernelState, b: Block) -> None:
+def _fresh_nest(state: KernelState, b: Block, always: bool = False) -> None:
     """Give ``b`` one loop per dimension again, as TVM's compute_at regenerates the loops of
     the block it moves (its splits, fusions and annotations are dropped; a block computed
     elsewhere before moves)."""
-    if b.attach is None and _plain_nest(state, b):
+    if b.attach is None and _plain_nest(state, b) and not always:
         return
     b.region = {}
     for lid in b.order:

@@ -121,10 +121,66 @@ def apply_expand(module: ir.Module, func_name: str, block: str, dim: int,
                 if padded != list(shape):  # the padded rows computed too: drop them
                     new = tensor.ExtractSliceOp(old.type, new, [], [], [], [0] * len(shape),
                                                 list(shape), [1] * len(shape)).result
+                    new.owner.attributes[PADDING] = ir.UnitAttr.get()
             old.replace_all_uses_with(new)
     name = ir.StringAttr(op.attributes[BLOCK_ATTR])
     op.erase()
     tag_block(generic.operation, name)
+    fold_reshape_pairs(module)
+
+
+# On the tensor.pad and tensor.extract_slice an expansion makes for a split that does not
+# divide: the padded elements they add or drop are ones nothing reads (a spatial dim's extra
+# rows are dropped, a reduction's extra steps add the combiner's neutral value).
+PADDING = "mlcir.expand_padding"
+
+
+def fold_reshape_pairs(module: ir.Module) -> None:
+    """An expanded operand that is an expanded op's result collapsed back (and, for a split
+    that does not divide, sliced and padded again: elements no one reads) is that result.
+    A block computed at a block whose levels were reordered is expanded the same way
+    (compute_location.py), and only so does the one op read the other's result directly,
+    which fusion needs."""
+    expands: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "tensor.expand_shape":
+            expands.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for expand in expands:
+        chain = [expand]
+        source = expand.operands[0]
+        owner = _defining(source)
+        if owner is not None and owner.name == "tensor.pad" and PADDING in owner.attributes:
+            chain.append(owner)
+            owner = _defining(owner.operands[0])
+            if owner is None or owner.name != "tensor.extract_slice" \
+                    or PADDING not in owner.attributes:
+                continue
+            chain.append(owner)
+            owner = _defining(owner.operands[0])
+        if owner is None or owner.name != "tensor.collapse_shape":
+            continue
+        chain.append(owner)
+        inner = owner.operands[0]
+        if inner.type != expand.results[0].type or \
+                str(owner.attributes["reassociation"]) != str(expand.attributes["reassociation"]):
+            continue
+        expand.results[0].replace_all_uses_with(inner)
+        for op in chain:  # what is left unused goes, outermost first
+            if all(not list(r.uses) for r in op.results):
+                op.erase()
+            else:
+                break
+
+
+def _defining(value: ir.Value) -> ir.Operation | None:
+    if not isinstance(value, ir.OpResult):
+        return None
+    owner = value.owner
+    return getattr(owner, "operation", owner)
 
 
 # Combiners with the value that leaves the accumulator as it is.
@@ -187,6 +243,7 @@ def _pad(value: ir.Value, position: int, size: int) -> ir.Value:
     shape[position] = size
     pad = tensor.PadOp(ir.RankedTensorType.get(shape, source.element_type), value, [], [],
                        [0] * len(shape), high)
+    pad.operation.attributes[PADDING] = ir.UnitAttr.get()
     body = pad.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
     with ir.InsertionPoint(body):
         zero = arith.ConstantOp(source.element_type, 0.0).result \

@@ -195,8 +195,22 @@ def fuse(state: KernelState, loops: Sequence[Loop]) -> int:
         fused = state.new_loop(block, [(dims[0], extent)])
         block.levels[dims[0]][at:at + len(loops)] = [fused.id]
     elif len(set(dims)) != len(dims):
-        raise PrimitiveError("fuse", "the loops mix split levels of one dimension with other "
-                             "dimensions; fuse the levels first")
+        # TVM fuses any consecutive loops: levels of one dim next to each other fuse first
+        # (their split undone in part), then with the other loops.
+        runs: list[list[Loop]] = []
+        for loop in loops:
+            if runs and len(loop.parts) == 1 and len(runs[-1][-1].parts) == 1 \
+                    and loop.parts[0][0] == runs[-1][-1].parts[0][0]:
+                runs[-1].append(loop)
+            else:
+                runs.append([loop])
+        run_dims = [d for run in runs for d in {d for loop in run for d, _ in loop.parts}]
+        if len(set(run_dims)) != len(run_dims):
+            raise PrimitiveError("fuse", "the loops mix split levels of one dimension with "
+                                 "other dimensions, apart from each other; fuse the levels "
+                                 "first")
+        merged = [state.loops[fuse(state, run)] if len(run) > 1 else run[0] for run in runs]
+        return fuse(state, merged)
     else:  # a loop fused before brings its parts (TVM fuses any consecutive loops)
         fused = state.new_loop(block, [p for loop in loops for p in loop.parts])
         for loop in loops:
@@ -262,6 +276,15 @@ def _expand_dim(state: KernelState, block: Block, dim: int) -> None:
     strides = [math.prod(extents[k + 1:]) for k in range(len(extents))]
     state.rewrites.append(Rewrite(EXPAND, block.func, block.name,
                                   (str(dim), ",".join(str(e) for e in extents))))
+    if not block.expansions:
+        block.unexpanded = {
+            "kinds": list(block.kinds), "extents": list(block.extents),
+            "output_map": list(block.output_map), "op_name": block.op_name,
+            "dim_names": dict(block.dim_names),
+            "operands": [(list(op.map_results),
+                          [None if f is None else (dict(f[0]), f[1]) for f in op.terms])
+                         for op in block.operands]}
+    block.expansions.append((dim, tuple(extents), tuple(level_dims)))
     block.kinds = block.kinds + [block.kinds[dim]] * len(new_dims)
     block.extents = block.extents[:dim] + [extents[0]] + block.extents[dim + 1:] + extents[1:]
     block.levels = block.levels[:dim] + [[levels[0].id]] + block.levels[dim + 1:] + \

@@ -42,7 +42,8 @@ from mlcir.ir import clone_module, parse
 from mlcir.transform import TransformError, annotate, apply, match_attr, new_script
 
 from .contiguous import gathers_read_contiguous
-from .annotate import emit_unrolls, gpu_mapping, group_kind, loop_attributes
+from .blockize import KIND as BLOCKIZE
+from .annotate import block_attributes, emit_unrolls, gpu_mapping, group_kind, loop_attributes
 from .cache import emit_promotion, promoted_at
 from .emit import LOOP_NAME, Emitted, any_op, param_i64
 from .errors import ScheduleError
@@ -100,6 +101,12 @@ class Emitter:
             em = Emitted(fn)
             annotate(fn, SCHEDULED_ATTR)
             emit_rfactors(self.state, func_name, fn)
+            for block in blocks:
+                # (an outer block of blockize is a view of its tile: the inner block's op)
+                op = self.state.blocks[(func_name, block.origin["inner"])] \
+                    if block.origin.get("kind") == BLOCKIZE else block
+                for key, value in ([] if op.origin else block_attributes(block).items()):
+                    annotate(self._op(op, fn), key, value)
             params: dict[int, ir.Value] = {}
             roots = [b for b in blocks if b.attach is None and not b.origin.get("kind")]
             for block in roots:

@@ -1,6 +1,8 @@
 """``sample_compute_location`` (TVM's): a loop of a block's consumer at which ``compute_at``
 of the block is legal, drawn at random or given by the decision (an index into those loops,
-outermost first). Legality is ``compute_at``'s own check, tried on a copy of the state."""
+outermost first). Legality is ``compute_at``'s own check, tried on a copy of the state. Where
+there is no such loop it gives, as TVM does, the root mark (decision -1): ``compute_at`` at
+it leaves the block where it is."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from .errors import PrimitiveError
 from .state import Block, KernelState
 from .fuzz_support import LIKELY, NothingLikely, consumer_blocks, pick_block
 from .instruction import SAMPLE_COMPUTE_LOCATION
+
+ROOT = -1  # the decision (and loop value) of the root mark: the block stays where it is
 
 
 def candidates(state: KernelState, block: Block) -> list[int]:
@@ -33,15 +37,14 @@ def candidates(state: KernelState, block: Block) -> list[int]:
 
 def sample_compute_location(state: KernelState, rng: random.Random, block: Block,
                             decision: int | None) -> tuple[int, int]:
-    """``(decision, loop id)``: a legal location of ``block``, drawn or given."""
+    """``(decision, loop id)``: a legal location of ``block``, drawn or given; ``(ROOT,
+    ROOT)`` where there is none, or when the decision is ROOT."""
     prim = "sample_compute_location"
     loops = candidates(state, block)
-    if not loops:
-        raise PrimitiveError(prim, f"block '{block.name}' has no loop it can be computed at "
-                             "(compute_at needs one consumer, and a loop of its nest that "
-                             "passes compute_at's checks)")
     if decision is None:
-        decision = rng.randrange(len(loops))
+        decision = rng.randrange(len(loops)) if loops else ROOT
+    if decision == ROOT:
+        return ROOT, ROOT
     if not isinstance(decision, int) or not 0 <= decision < len(loops):
         raise PrimitiveError(prim, f"decision {decision!r} is not an index of the "
                              f"{len(loops)} candidate loops")

@@ -119,6 +119,8 @@ class Schedule:
         """The value behind a random variable: an int (sampled), a block name, or a
         :class:`LoopInfo`."""
         value = self._value(rv, "get")
+        if isinstance(rv, LoopRV) and value == sample_location.ROOT:
+            return LoopInfo("root", 1, "spatial", {})
         if isinstance(rv, LoopRV):
             loop = self._state.loops[value]
             return LoopInfo(self._state.loop_name(loop), loop.extent, self._state.loop_kind(loop),
@@ -131,6 +133,12 @@ class Schedule:
         if not isinstance(rv, RV) or rv not in self._values:
             raise ScheduleError(f"{prim}: {rv!r} is not a random variable of this schedule")
         value = self._values[rv]
+        if isinstance(rv, LoopRV) and value == sample_location.ROOT:
+            if prim not in ("compute_at", "reverse_compute_at", "get"):
+                raise ScheduleError(f"{prim}: {rv!r} is the root mark of "
+                                    "sample_compute_location (no loop): only compute_at and "
+                                    "reverse_compute_at take it")
+            return value
         if isinstance(rv, LoopRV) and value not in self._state.loops:
             raise ScheduleError(f"{prim}: {rv!r} no longer exists (it was replaced by an earlier "
                                 "split, fuse or inline)")
@@ -178,6 +186,11 @@ class Schedule:
         if not isinstance(rv, LoopRV):
             raise self._error(prim, f"expected a loop, got {rv!r}")
         return self._state.loops[self._value(rv, prim)]
+
+    def _is_root(self, rv: Any, prim: str) -> bool:
+        """Whether ``rv`` is the root mark ``sample_compute_location`` gives where no loop is
+        legal."""
+        return isinstance(rv, LoopRV) and self._value(rv, prim) == sample_location.ROOT
 
     def _block_or_loop(self, rv: Any, prim: str) -> Block | Loop:
         if isinstance(rv, LoopRV):
@@ -321,9 +334,9 @@ class Schedule:
         self._record(BIND, [loop, thread_axis], {}, [])
 
     def annotate(self, block_or_loop: BlockRV | LoopRV, ann_key: str, ann_val: Any) -> None:
-        """Attach ``ann_key = ann_val`` (an int, float, str or bool) to a block or loop; it is
-        emitted as a ``loop.<ann_key>`` attribute, and some keys steer codegen
-        (docs/schedules.md)."""
+        """Attach ``ann_key = ann_val`` (an int, float, str or bool, or lists and str-keyed
+        dicts of them, as TVM's annotation values) to a block or loop; it is emitted as a
+        ``loop.<ann_key>`` attribute, and some keys steer codegen (docs/schedules.md)."""
         target = self._block_or_loop(block_or_loop, "annotate")
         with self._updating():
             annotate.annotate(target, ann_key, ann_val)
@@ -340,6 +353,9 @@ class Schedule:
         """Compute the producer ``block`` under ``loop`` of its consumer, only the region
         that one iteration of ``loop`` needs."""
         b = self._block(block, "compute_at")
+        if self._is_root(loop, "compute_at"):  # (TVM's root mark: the block stays)
+            self._record(COMPUTE_AT, [block, loop], {}, [])
+            return
         at = self._loop(loop, "compute_at")
         with self._updating():
             compute_location.compute_at(self._state, b, at)
@@ -349,6 +365,9 @@ class Schedule:
         """Compute the consumer ``block`` under ``loop`` of its producer, right after the tile
         of the producer that one iteration of ``loop`` computes."""
         b = self._block(block, "reverse_compute_at")
+        if self._is_root(loop, "reverse_compute_at"):
+            self._record(REVERSE_COMPUTE_AT, [block, loop], {}, [])
+            return
         at = self._loop(loop, "reverse_compute_at")
         with self._updating():
             compute_location.reverse_compute_at(self._state, b, at)
@@ -530,7 +549,9 @@ class Schedule:
 
     def sample_compute_location(self, block: BlockRV, decision: int | None = None) -> LoopRV:
         """A loop of ``block``'s consumer where ``compute_at(block, loop)`` is legal, drawn at
-        random or given as ``decision`` (its index among those loops, outermost first)."""
+        random or given as ``decision`` (its index among those loops, outermost first); where
+        there is none (or the decision is -1), TVM's root mark, at which ``compute_at`` leaves
+        the block where it is."""
         b = self._block(block, "sample_compute_location")
         with self._updating():
             index, loop_id = sample_location.sample_compute_location(self._state, self._rng, b,

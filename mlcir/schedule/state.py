@@ -118,6 +118,14 @@ class Block:
     # Dims that are split levels of an original dim (their levels were reordered, expand.py):
     # dim -> the name of its loop ("i_1").
     dim_names: dict[int, str] = field(default_factory=dict)
+    # Those rewrites in order, each ``(dim, level extents, level dims)`` (the first level dim is
+    # ``dim``): what a block computed at this one replays to index the same levels.
+    expansions: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
+    # The block's dims as they were before its first expansion (what compute_at restores when
+    # it moves the block and so drops its loops, reordered levels included).
+    unexpanded: dict[str, Any] | None = None
+    # An init fill that replayed its reduction's expansions to move with it: that reduction.
+    followed: str | None = None
     # Blocks whose result this block reads by tensor.extract in its body, not as an operand
     # (a tensor whose layout transform_layout changed): dataflow the operands do not show.
     reads_by_index: set[str] = field(default_factory=set)

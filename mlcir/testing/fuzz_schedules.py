@@ -151,8 +151,62 @@ def reason_group(reason: str) -> str:
     return reason.split("\n")[0][:160]
 
 
+# Refusals of schedules TensorIR refuses too (docs/schedules.md, "The refusals that remain"),
+# or of arguments no schedule takes (an unknown thread axis, a missing annotation): every
+# other refusal is a limit of this implementation, of a schedule TensorIR accepts.
+ILLEGAL_IN_TENSORIR = tuple(re.compile(p) for p in (
+    r"^compute_at: .*is also read by .*every consumer must be under the target loop",
+    r"they are not a single chain",
+    r"is a reduction loop, but",  # a consumer or an init at or below a reduction loop
+    r"is a reduction loop$",  # parallel / bind of a reduction loop
+    r"cannot fuse a spatial loop with a reduction loop",
+    r"multiply to \d+, less than",
+    r"at most one factor may be None",
+    r"its result is complete only after the last reduction step",
+    r"must read exactly one block",
+    r"^reverse_compute_inline: producer '[^']*' has other consumers",
+    r"must be complete before it",
+    r"cannot be computed in its own nest",
+    r"does not enclose block",
+    r"does not read block",
+    r"does not index the data",
+    r"is already placed inside its nest",  # a second decompose_reduction
+    r"its memory is the caller's",  # set_scope / storage_align of a function's result
+    r"unknown thread axis",
+    r"annotation values must be.*got (?!list)",  # (TVM takes lists)
+    r"keys starting with '_' are reserved",
+    r"no annotation '",
+    r"^tensorize: .*has extents .*computes",  # the intrinsic's shape is not the tile's
+    r"is not a reduction$",
+    r"has no init block",
+    r"initialises a consumer's output",  # compute_inline of an init
+    r"was already factored",  # a second rfactor
+    r"is not a reduction loop",  # rfactor of a spatial loop
+    r"the tile holds block '[^']*' only",  # blockize around another block
+))
+
+
+def illegal_in_tensorir(reason: str) -> bool:
+    """Whether a refusal is of a schedule TensorIR refuses too (else a limit of ours)."""
+    reason = re.sub(r" \(instruction \d+\)", "", reason.split("\n")[0])
+    return any(p.search(reason) for p in ILLEGAL_IN_TENSORIR)
+
+
+def refusal_split(results: list[dict[str, Any]]) -> str:
+    """The refusals as illegal in TensorIR too / limits of this implementation, and the share
+    of the cases TensorIR accepts that are refused (the limits among them)."""
+    refused = [r for r in results if r["outcome"] == "refused"]
+    illegal = sum(illegal_in_tensorir(r["reason"]) for r in refused)
+    limits = len(refused) - illegal
+    total = max(len(results), 1)
+    legal = max(len(results) - illegal, 1)
+    return (f"refused as illegal in TensorIR too {illegal} ({100 * illegal / total:.1f}%), "
+            f"for limits of this implementation {limits} ({100 * limits / total:.1f}%): "
+            f"{100 * limits / legal:.1f}% of the {len(results) - illegal} TensorIR-legal cases")
+
+
 def summary(results: list[dict[str, Any]]) -> str:
-    lines = [outcome_counts(results)]
+    lines = [outcome_counts(results), refusal_split(results)]
     lines.append("by kernel: " + ", ".join(
         f"{kind} {sum(r.get('kernel') == kind for r in results)}" for kind in sorted(KERNELS)))
     lines += refusal_counts(results, reason_group)
