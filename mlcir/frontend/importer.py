@@ -38,6 +38,7 @@ from .folding import can_fold, fold
 from .loader import LoadedModel, ModelSource, Shape, load
 from .loader import tensor_type as onnx_tensor_type
 from .converter import Converter, InputInfo, Node, Value
+from .converters.quantize import MICROSOFT_REFUSED
 from .registry import converter_table
 from .symbolic import FOLDERS, NotExpressible, evaluate, is_symbolic
 
@@ -159,9 +160,14 @@ def _check(node: Node, table: dict[str, type[Converter]], symbolic_values: set[s
            ) -> list[str]:
     from mlcir.dialects import graph
 
-    if node.domain != "ai.onnx":
-        return [f"ops of the domain '{node.domain}' are not supported"]
-    cls = table.get(node.op_type)
+    if node.domain == "com.microsoft" and node.op_type in MICROSOFT_REFUSED:
+        return [f"the com.microsoft op {node.op_type} is "
+                f"{MICROSOFT_REFUSED[node.op_type]}"]
+    cls = table.get(node.key)
+    if node.domain != "ai.onnx" and cls is None:
+        return [f"ops of the domain '{node.domain}' are not supported"
+                + (" (of com.microsoft: QLinearAdd, QLinearMul, QLinearGlobalAveragePool, "
+                   "QLinearConcat, QGemm)" if node.domain == "com.microsoft" else "")]
     if cls is None or cls.impl(node.opset) is None:
         folded = ("" if node.op_type not in _FOLD_ONLY
                   else " (it is folded only when all its inputs are constants)")
@@ -295,7 +301,7 @@ def _convert(builder: GraphBuilder, table: dict[str, type[Converter]], node: Nod
     for name in node.proto.input:
         if name in why:  # a value computed at run time from one that did not fold
             why.update((out, why[name]) for out in node.outputs if out not in why)
-    cls = table[node.op_type]
+    cls = table[node.key]
     keep = cls.constant_inputs(node)
     for index, role in keep.items():
         if index < len(inputs) and isinstance(inputs[index], ir.Value):
