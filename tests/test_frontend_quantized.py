@@ -350,3 +350,11 @@ def test_refused_com_microsoft_op_names_node_and_op():
     with pytest.raises(MlcirError, match=r"node 'sig' \(QLinearSigmoid.*com.microsoft op "
                                          r"QLinearSigmoid is not supported yet"):
         from_onnx(m)
+
+
+@pytest.mark.parametrize("dtype", [U8, I8])
+def test_max_pool_of_8_bit_integers(dtype):
+    """A QOperator model max-pools its uint8 activations: unsigned order, padding ignored."""
+    x = q(dtype, 1, 3, 9, 9, seed=31)
+    check(model("MaxPool", {"x": x}, {}, kernel_shape=[3, 3], strides=[2, 2],
+                pads=[1, 1, 1, 1]), {"x": x})
