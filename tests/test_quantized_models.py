@@ -91,3 +91,26 @@ def test_cli_compile_and_run_a_quantized_file(tmp_path):
     want = next(iter(om.reference(model, inputs).values()))
     with np.load(tmp_path / "out.npz") as out:
         np.testing.assert_allclose(out[out.files[0]], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_qdq_fusion_makes_integer_ops_and_matches_onnxruntimes_fused_session(name):
+    """QDQ groups become integer convolutions and matmuls (no float32 one is left), and the
+    result equals onnxruntime's with its own QDQ fusion on, bit for bit."""
+    build, inputs_of = MODELS[name]
+    model = qm.quantize_static(build())
+    module = from_onnx(model)
+    for op in module.body.operations[0].regions[0].blocks[0].operations:
+        if op.name in ("graph.conv2d", "graph.matmul"):
+            assert "xi32>" in str(op.results[0].type), op
+    inputs = inputs_of(seed=6)
+    got = mlcir.build(module).main(*inputs.values())
+    want = next(iter(om.reference(model, inputs, optimize=True).values()))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_qdq_fusion_leaves_the_users_model_alone():
+    model = qm.quantize_static(om.mlp())
+    before = model.SerializeToString()
+    from_onnx(model)
+    assert model.SerializeToString() == before

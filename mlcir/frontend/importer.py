@@ -39,6 +39,7 @@ from .loader import LoadedModel, ModelSource, Shape, load
 from .loader import tensor_type as onnx_tensor_type
 from .converter import Converter, InputInfo, Node, Value
 from .converters.quantize import MICROSOFT_REFUSED
+from .qdq import fuse_qdq as fuse
 from .registry import converter_table
 from .symbolic import FOLDERS, NotExpressible, evaluate, is_symbolic
 
@@ -47,15 +48,18 @@ MAX_LISTED = 50
 
 
 def from_onnx(model: ModelSource, shape_dict: Mapping[str, Sequence[int | None]] | None = None,
-              *, context: ir.Context | None = None) -> ir.Module:
+              *, context: ir.Context | None = None, fuse_qdq: bool = True) -> ir.Module:
     """Import an ONNX model (a path, serialized bytes or an ``onnx.ModelProto``).
 
     ``shape_dict`` (graph input name -> shape) fixes the input's symbolic dims (``dim_param``);
     without it they stay dynamic (``?``). The module lives in ``context`` (default: a new
     context with mlcir's dialects). Raises :class:`~mlcir.errors.FrontendError` for anything
-    that cannot be imported.
+    that cannot be imported. ``fuse_qdq``: rewrite QDQ groups (DequantizeLinear -> Conv/MatMul/
+    Gemm/Add -> QuantizeLinear) into integer ops first (:mod:`mlcir.frontend.qdq`).
     """
     loaded = load(model, shape_dict)
+    if fuse_qdq:
+        fuse(loaded)
     nodes, foldable, constants, symbolic = plan(loaded)
     ctx = context or make_context()
     with ctx:

@@ -107,6 +107,14 @@ def _along(cx: GraphBuilder, v: Value | None, axis: int, rank: int) -> Value | N
     return cx.reshape(v, target)
 
 
+def _axis(cx: GraphBuilder, node: Node, scale: Value, rank: int) -> int:
+    """The quantization axis, checked only when it matters (a 1-D scale of several
+    elements): a per-tensor DequantizeLinear of a 1-D bias keeps the default axis 1."""
+    if len(cx.shape(scale)) == 1 and cx.shape(scale)[0] != 1:
+        return cx.axis(node.attr("axis", 1), rank)
+    return 0
+
+
 def _shifted(cx: GraphBuilder, v: Value, zp: Value | None, qdtype: np.dtype) -> Value:
     """``int32(v) - int32(zp)``."""
     wide = widen(cx, v, qdtype)
@@ -207,7 +215,7 @@ class QuantizeLinear(Converter):
         if cx.dtype(x) != F32:
             raise cx.error(f"input 0 is {cx.dtype(x)}: only float32 tensors are quantized")
         rank = cx.rank(x)
-        axis = cx.axis(node.attr("axis", 1), rank) if rank else 0
+        axis = _axis(cx, node, scale, rank)
         zp32 = None if zp is None else widen(cx, _along(cx, zp, axis, rank), qdtype)
         return quantize(cx, x, _along(cx, scale, axis, rank), zp32, qdtype)
 
@@ -237,7 +245,7 @@ class DequantizeLinear(Converter):
         zp = inputs[2] if len(inputs) > 2 else None
         qdtype = _qdtype(cx, node, inputs, 0, 2, wide=True)
         rank = cx.rank(x)
-        axis = cx.axis(node.attr("axis", 1), rank) if rank else 0
+        axis = _axis(cx, node, scale, rank)
         shifted = _shifted(cx, x, _along(cx, zp, axis, rank), qdtype)
         return cx.op("multiply", cx.astype(shifted, F32),
                      cx.astype(_along(cx, scale, axis, rank), F32))
