@@ -33,6 +33,32 @@ from .nn import _check_window, _Window
 QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 I32, F32 = np.dtype(np.int32), np.dtype(np.float32)
 
+#: Integers of at most this magnitude are exact in float32 (24-bit significand).
+F32_EXACT = 1 << 24
+
+
+def exact_in_f32(w: Value, reduced: tuple[int, ...], bias: Value | None = None) -> bool:
+    """Whether an int32 product with the constant shifted weight ``w`` (reduced over the axes
+    ``reduced``) is exact when accumulated in float32: every partial sum is an integer of at
+    most ``255 * sum |w| (+ max |bias|)`` (an 8-bit value minus an 8-bit zero point is within
+    255), and below 2^24 each such sum, hence each fused multiply-add, is exact in any order."""
+    if not isinstance(w, np.ndarray) or (bias is not None and not isinstance(bias, np.ndarray)):
+        return False
+    total = np.abs(w.astype(np.int64)).sum(axis=reduced).max(initial=0) * 255
+    if bias is not None:
+        total += int(np.abs(bias.astype(np.int64)).max(initial=0))
+    return int(total) < F32_EXACT
+
+
+def as_i32(cx: GraphBuilder, v: Value) -> Value:
+    """An integer-valued value (int32, or float32 from :func:`_shifted`) as int32."""
+    return v.astype(I32) if isinstance(v, np.ndarray) else cx.astype(v, I32)
+
+
+def to_f32(cx: GraphBuilder, v: Value) -> Value:
+    """An int32 value as float32 (exact below 2^24)."""
+    return v.astype(F32) if isinstance(v, np.ndarray) else cx.astype(v, F32)
+
 
 def _limits(qdtype: np.dtype) -> tuple[int, int]:
     info = np.iinfo(qdtype)
@@ -116,7 +142,14 @@ def _axis(cx: GraphBuilder, node: Node, scale: Value, rank: int) -> int:
 
 
 def _shifted(cx: GraphBuilder, v: Value, zp: Value | None, qdtype: np.dtype) -> Value:
-    """``int32(v) - int32(zp)``."""
+    """``int32(v) - int32(zp)``; float32 holding those integers when ``v`` was quantized in
+    this model (its float source known: no 8-bit round trip). :func:`as_i32` makes it int32
+    where an integer op needs it."""
+    source = None if isinstance(v, np.ndarray) else cx.integer_floats.get(v)
+    if source is not None:
+        if zp is None or (isinstance(zp, np.ndarray) and not zp.any()):
+            return source
+        return cx.op("subtract", source, to_f32(cx, widen(cx, zp, qdtype)))
     wide = widen(cx, v, qdtype)
     if zp is None or (isinstance(zp, np.ndarray) and not zp.any()):
         return wide
@@ -134,7 +167,10 @@ def quantize(cx: GraphBuilder, x: Value, scale: Value, zp: Value | None, qdtype:
     if zp is not None and not (isinstance(zp, np.ndarray) and not zp.any()):
         y = cx.op("add", y, cx.astype(zp, F32))
     y = cx.op("clip", y, min=float(lo), max=float(hi))
-    return narrow(cx, cx.astype(y, I32), qdtype)
+    q = narrow(cx, cx.astype(y, I32), qdtype)
+    if not isinstance(q, np.ndarray):
+        cx.integer_floats[q] = y
+    return q
 
 
 def requantize(cx: GraphBuilder, acc: Value, multiplier: Value, zp: Value | None,
@@ -310,13 +346,22 @@ class MatMulInteger(Converter):
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         a = _matmul_operand(cx, node, inputs, 0, 2, per_row=True)
         b = _matmul_operand(cx, node, inputs, 1, 3, per_row=False)
-        return cx.op("matmul", a, b)
+        if exact_in_f32(b, (-2,)):  # the float32 kernels, the same integers
+            return cx.astype(cx.op("matmul", to_f32(cx, a), to_f32(cx, b)), I32)
+        return cx.op("matmul", as_i32(cx, a), as_i32(cx, b))
 
 
-def _conv(cx: GraphBuilder, node: Node, x: Value, w: Value) -> tuple[_Window, Value]:
-    """graph.conv2d of int32 (already shifted) operands with the node's window attributes."""
+def _conv(cx: GraphBuilder, node: Node, x: Value, w: Value, bias: Value | None = None
+          ) -> tuple[_Window, Value]:
+    """graph.conv2d of int32 (already shifted) operands with the node's window attributes;
+    in float32 when that is exact (:func:`exact_in_f32`; the result then float32 holding the
+    int32 values, with ``bias`` to be added still within the bound)."""
     kernel = node.attr("kernel_shape") or cx.shape(w)[2:]
     window = _Window(cx, node, x, kernel)
+    if exact_in_f32(w, tuple(range(1, cx.rank(w))), bias):  # float32 kernels, same integers
+        x, w = to_f32(cx, x), to_f32(cx, w)
+    else:
+        x, w = as_i32(cx, x), as_i32(cx, w)
     if window.one_d:
         out_c, in_c, k = cx.static_shape(w, "a 1-D convolution's weight")
         w = cx.reshape(w, [out_c, in_c, 1, k])
@@ -362,7 +407,7 @@ class ConvInteger(Converter):
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         x, w = _conv_operands(cx, node, inputs, 0, 2, 1, 3)
         window, y = _conv(cx, node, x, w)
-        return window.lower(cx, y)
+        return window.lower(cx, cx.astype(y, I32))
 
 
 @converter
@@ -377,6 +422,8 @@ class QLinearMatMul(Converter):
     def _impl_v10(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         a = _matmul_operand(cx, node, inputs, 0, 2, per_row=True)
         b = _matmul_operand(cx, node, inputs, 3, 5, per_row=False)
+        a, b = ((to_f32(cx, a), to_f32(cx, b)) if exact_in_f32(b, (-2,))
+                else (as_i32(cx, a), as_i32(cx, b)))
         acc = cx.op("matmul", a, b)
         a_scale, b_scale = inputs[1], inputs[4]
         if len(cx.shape(a_scale)) == 1 and cx.shape(a_scale)[0] != 1:
@@ -411,10 +458,11 @@ class QLinearConv(Converter):
     @classmethod
     def _impl_v10(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         x, w = _conv_operands(cx, node, inputs, 0, 2, 3, 5)
-        window, acc = _conv(cx, node, x, w)
         bias = inputs[8] if len(inputs) > 8 else None
+        window, acc = _conv(cx, node, x, w, bias)
         if bias is not None:
-            acc = cx.op("add", acc, _channel(cx, widen(cx, bias, I32), 4))
+            bias = _channel(cx, widen(cx, bias, I32), 4)
+            acc = cx.op("add", acc, to_f32(cx, bias) if cx.dtype(acc) == F32 else bias)
         multiplier = _multiplier(cx, inputs[1], _channel(cx, inputs[4], 4), over=inputs[6])
         y = requantize(cx, acc, multiplier, inputs[7], _qdtype(cx, node, inputs, 7, 7))
         return window.lower(cx, y)
@@ -466,7 +514,7 @@ class QLinearMul(_Microsoft):
         b = _shifted(cx, inputs[3], inputs[5], _qdtype(cx, node, inputs, 3, 5))
         zc = inputs[7] if len(inputs) > 7 else None
         qdtype = _qdtype(cx, node, inputs, 0, 7 if zc is not None else 2)
-        return requantize(cx, cx.op("multiply", a, b),
+        return requantize(cx, cx.op("multiply", to_f32(cx, a), to_f32(cx, b)),  # < 2^16
                           _multiplier(cx, inputs[1], inputs[4], over=inputs[6]), zc, qdtype)
 
 
@@ -487,7 +535,8 @@ class QLinearGlobalAveragePool(_Microsoft):
             list(range(2, rank))
         shape = cx.static_shape(x, "QLinearGlobalAveragePool")
         size = int(np.prod([shape[a] for a in axes]))
-        total = cx.op("sum", _shifted(cx, x, inputs[2], qdtype), axes=axes, keepdims=1)
+        total = cx.op("sum", as_i32(cx, _shifted(cx, x, inputs[2], qdtype)), axes=axes,
+                      keepdims=1)
         multiplier = _multiplier(cx, inputs[1], over=inputs[3])
         multiplier = cx.op("divide", multiplier, np.array(size, F32))
         return requantize(cx, total, multiplier, inputs[4], qdtype)
@@ -538,10 +587,13 @@ class QGemm(_Microsoft):
             a = cx.op("permute_dims", a, axes=[1, 0])
         if node.attr("transB", 0):
             b = cx.op("permute_dims", b, axes=[1, 0])
-        acc = cx.op("matmul", a, b)
         c = inputs[6] if len(inputs) > 6 else None
+        a, b = ((to_f32(cx, a), to_f32(cx, b)) if exact_in_f32(b, (-2,), c)
+                else (as_i32(cx, a), as_i32(cx, b)))
+        acc = cx.op("matmul", a, b)
         if c is not None:
-            acc = cx.op("add", acc, widen(cx, c, I32))
+            c = widen(cx, c, I32)
+            acc = cx.op("add", acc, to_f32(cx, c) if cx.dtype(acc) == F32 else c)
         alpha = np.array(node.attr("alpha", 1.0), F32)
         y_scale = inputs[7] if len(inputs) > 7 else None
         b_scale = inputs[4]
