@@ -358,3 +358,15 @@ def test_max_pool_of_8_bit_integers(dtype):
     x = q(dtype, 1, 3, 9, 9, seed=31)
     check(model("MaxPool", {"x": x}, {}, kernel_shape=[3, 3], strides=[2, 2],
                 pads=[1, 1, 1, 1]), {"x": x})
+
+
+@pytest.mark.parametrize("k, kernel", [(64, "f32"), (1500, "i32")])
+def test_accumulation_in_float32_only_when_provably_exact(k, kernel):
+    """A constant weight whose bound 255 * max column sum |w| stays below 2^24 runs on the
+    float32 kernels (the same integers); a larger one stays int32. Both exact (numpy, int64)."""
+    a, b = q(U8, 3, k, seed=32), q(I8, k, 5, seed=33)
+    m = model("MatMulInteger", {"a": a}, {"b": b, "az": scalar(7, U8), "bz": scalar(-1, I8)})
+    text = str(from_onnx(m))
+    assert f"-> tensor<3x5x{kernel}>" in text.split('"graph.matmul"')[1].splitlines()[0]
+    got = mlcir.build(from_onnx(m)).main(a)
+    np.testing.assert_array_equal(got, (a.astype(np.int64) - 7) @ (b.astype(np.int64) + 1))
