@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
 
 from mlcir.dialects import graph
@@ -66,6 +67,10 @@ def _rewrite(op: ir.Operation, transformed: dict[ir.Value, ir.Value]) -> bool:
     if u is None:
         packed = constant_array(w)
         if packed is None:
+            return False
+        if np.array_equal(packed, np.round(packed)):
+            # integer weights: an exact integer convolution computed in float32 (a quantized
+            # model's, frontend/converters/quantize.py), which Winograd's fractions would round
             return False
         oihw = graph.unpack_filter(packed)
         k, c = oihw.shape[:2]

@@ -89,6 +89,10 @@ SINGLE_OPS = [
         ("Asin", "unit"), ("Acos", "unit"), ("Atanh", "unit"), ("Acosh", "above-one"))],
     case("Round", [[6]], domain="halves", id="Round-halves-to-even"),
     case("Mod", [[3, 4], [4]], {"fmod": 1}, domain="nonzero", id="Mod-fmod"),
+    # quantization (the integer ops: tests/test_frontend_quantized.py)
+    case("QuantizeLinear", [[2, 3, 4]], {"axis": 1}, domain="wide",
+         inits={"s": np.array([0.02, 0.1, 0.5], np.float32),
+                "z": np.array([0, 128, 255], np.uint8)}, id="QuantizeLinear-per-axis"),
     # activations decomposed at import, and the ones with comparisons
     *[case(op, [[3, 5]], domain="wide") for op in (
         "Softplus", "Softsign", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
@@ -316,6 +320,7 @@ def test_every_supported_op_is_tested():
     # tests/test_symbolic_import.py.
     shape_ops = {"ConstantOfShape", "Range", "Size"}
     from test_frontend_ops_exporters import TESTED_OPS  # the exporters' ops: tested there
+    from test_frontend_quantized import TESTED_OPS as QUANTIZED_OPS
 
     # MeanVarianceNormalization: test_mean_variance_normalization (onnx's strict shape
     # inference of its function body fails, so not through single_op).
@@ -325,7 +330,7 @@ def test_every_supported_op_is_tested():
                   "CastLike", "BitwiseAnd", "BitwiseOr",
                                                   "BitwiseXor", "BitwiseNot", "Mod"} | \
         boolean_ops | shape_ops
-    assert set(supported_ops()) - tested - TESTED_OPS == set()
+    assert set(supported_ops()) - tested - TESTED_OPS - QUANTIZED_OPS == set()
 
 
 @pytest.mark.parametrize("axis, depth, values", [

@@ -56,6 +56,10 @@ class GraphBuilder:
         self._scalars: dict[str, ir.Value] = {}
         # A reshape's result -> the value its chain of reshapes started from.
         self._reshaped_from: dict[ir.Value, ir.Value] = {}
+        # A quantized (8-bit) value -> the float32 value holding the same integers that it was
+        # narrowed from, so a DequantizeLinear of a QuantizeLinear skips the 8-bit round trip
+        # (converters/quantize.py).
+        self.integer_floats: dict[ir.Value, ir.Value] = {}
 
     def at(self, node: Node | None, loc: ir.Location) -> None:
         """Make ``node`` the one being converted: ops built from now carry ``loc``."""

@@ -67,6 +67,12 @@ class Node:
         return self.proto.domain or "ai.onnx"
 
     @property
+    def key(self) -> str:
+        """The converter table's key: the op type, ``<domain>.<op type>`` outside ai.onnx
+        (``com.microsoft.QLinearAdd``)."""
+        return self.op_type if self.domain == "ai.onnx" else f"{self.domain}.{self.op_type}"
+
+    @property
     def label(self) -> str:
         """The node's name, or ``<op_type>#<index>`` for an unnamed node."""
         return self.proto.name or f"{self.op_type}#{self.index}"

@@ -38,6 +38,8 @@ from .folding import can_fold, fold
 from .loader import LoadedModel, ModelSource, Shape, load
 from .loader import tensor_type as onnx_tensor_type
 from .converter import Converter, InputInfo, Node, Value
+from .converters.quantize import MICROSOFT_REFUSED
+from .qdq import fuse_qdq as fuse
 from .registry import converter_table
 from .symbolic import FOLDERS, NotExpressible, evaluate, is_symbolic
 
@@ -46,15 +48,18 @@ MAX_LISTED = 50
 
 
 def from_onnx(model: ModelSource, shape_dict: Mapping[str, Sequence[int | None]] | None = None,
-              *, context: ir.Context | None = None) -> ir.Module:
+              *, context: ir.Context | None = None, fuse_qdq: bool = True) -> ir.Module:
     """Import an ONNX model (a path, serialized bytes or an ``onnx.ModelProto``).
 
     ``shape_dict`` (graph input name -> shape) fixes the input's symbolic dims (``dim_param``);
     without it they stay dynamic (``?``). The module lives in ``context`` (default: a new
     context with mlcir's dialects). Raises :class:`~mlcir.errors.FrontendError` for anything
-    that cannot be imported.
+    that cannot be imported. ``fuse_qdq``: rewrite QDQ groups (DequantizeLinear -> Conv/MatMul/
+    Gemm/Add -> QuantizeLinear) into integer ops first (:mod:`mlcir.frontend.qdq`).
     """
     loaded = load(model, shape_dict)
+    if fuse_qdq:
+        fuse(loaded)
     nodes, foldable, constants, symbolic = plan(loaded)
     ctx = context or make_context()
     with ctx:
@@ -159,9 +164,14 @@ def _check(node: Node, table: dict[str, type[Converter]], symbolic_values: set[s
            ) -> list[str]:
     from mlcir.dialects import graph
 
-    if node.domain != "ai.onnx":
-        return [f"ops of the domain '{node.domain}' are not supported"]
-    cls = table.get(node.op_type)
+    if node.domain == "com.microsoft" and node.op_type in MICROSOFT_REFUSED:
+        return [f"the com.microsoft op {node.op_type} is "
+                f"{MICROSOFT_REFUSED[node.op_type]}"]
+    cls = table.get(node.key)
+    if node.domain != "ai.onnx" and cls is None:
+        return [f"ops of the domain '{node.domain}' are not supported"
+                + (" (of com.microsoft: QLinearAdd, QLinearMul, QLinearGlobalAveragePool, "
+                   "QLinearConcat, QGemm)" if node.domain == "com.microsoft" else "")]
     if cls is None or cls.impl(node.opset) is None:
         folded = ("" if node.op_type not in _FOLD_ONLY
                   else " (it is folded only when all its inputs are constants)")
@@ -295,7 +305,7 @@ def _convert(builder: GraphBuilder, table: dict[str, type[Converter]], node: Nod
     for name in node.proto.input:
         if name in why:  # a value computed at run time from one that did not fold
             why.update((out, why[name]) for out in node.outputs if out not in why)
-    cls = table[node.op_type]
+    cls = table[node.key]
     keep = cls.constant_inputs(node)
     for index, role in keep.items():
         if index < len(inputs) and isinstance(inputs[index], ir.Value):

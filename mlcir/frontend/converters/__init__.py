@@ -2,5 +2,5 @@
 
 from . import (  # noqa: F401
     composite, einsum, elementwise, layout, linear, logical, nn, normalization, recurrent,
-    reduce, resize, scatter_gather, selection, tensor, triangular,
+    quantize, reduce, resize, scatter_gather, selection, tensor, triangular,
 )

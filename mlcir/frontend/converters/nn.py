@@ -120,9 +120,12 @@ class Conv(Converter):
 
 @converter
 class MaxPool(Converter):
-    """MaxPool -> graph.max_pool2d (no Indices output)."""
+    """MaxPool -> graph.max_pool2d (no Indices output). On uint8 (a QOperator model's
+    activations; stored as i8) the sign bit is flipped before and after (``x ^ 0x80`` orders
+    uint8 bits as int8), so the signed maximum is the unsigned one."""
 
     graph_ops = ("max_pool2d",)
+    unsigned_inputs = True
 
     @classmethod
     def check(cls, node: Node) -> list[str]:
@@ -130,16 +133,25 @@ class MaxPool(Converter):
         _check_window(node, problems)
         require(len(node.outputs) < 2 or not node.outputs[1],
                 "the Indices output is not supported", problems)
+        info = node.input(0)
+        if info.type is not None and info.type[1].kind == "u" and info.type[1] != np.uint8:
+            problems.append(f"input 0 ('{info.name}') is {info.type[1]}: of the unsigned "
+                            "types only uint8 is supported")
         return problems
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
         x = inputs[0]
+        info = node.input(0)
+        flip = info.type is not None and info.type[1] == np.uint8
+        if flip:
+            x = cx.op("bitwise_xor", x, np.array(-128, np.int8))
         window = _Window(cx, node, x, node.attr("kernel_shape"))
         y = cx.op("max_pool2d", window.lift(cx, x), kernel=window.kernel,
                   strides=window.strides, padding=window.padding, dilation=window.dilations,
                   ceil_mode=int(node.attr("ceil_mode", 0)))
-        return window.lower(cx, y)
+        y = window.lower(cx, y)
+        return cx.op("bitwise_xor", y, np.array(-128, np.int8)) if flip else y
 
 
 @converter
