@@ -79,15 +79,22 @@ def test_a_dynamic_loop_takes_only_a_given_tiling():
     assert [sch.get(f) for f in factors] == [16, 8]
 
 
-def test_the_tiles_of_a_dynamic_loop_are_peeled_and_need_no_masks():
-    """The loop right above the vector tile's level of a dynamic dim is peeled: whole 8-row
-    tiles, then single rows; both vectorize at static shapes."""
-    sch = mlcir.Schedule(DYNAMIC_MATMUL)
+def _row_tiles(kernel: str, rows_outside: bool) -> mlcir.Schedule:
+    """The matmul in 8-row x 16-column vector tiles, the rows' tile loop outside the
+    columns' or inside it."""
+    sch = mlcir.Schedule(kernel)
     i, j, k = sch.get_loops(sch.get_block("matmul"))
     i0, i1 = sch.split(i, [None, 8])
     j0, j1 = sch.split(j, [None, 16])
-    sch.reorder(i0, j0, k, i1, j1)
+    sch.reorder(*((i0, j0) if rows_outside else (j0, i0)), k, i1, j1)
     sch.vectorize(i1)
+    return sch
+
+
+def test_the_tiles_of_a_dynamic_loop_are_peeled_and_need_no_masks():
+    """The loop right above the vector tile's level of a dynamic dim is peeled: whole 8-row
+    tiles, then single rows; both vectorize at static shapes."""
+    sch = _row_tiles(DYNAMIC_MATMUL, rows_outside=True)
     text = str(sch.mod)
     assert "vector.mask" not in text and "vector.create_mask" not in text
     assert text.count('loop.name = "matmul.i_0"') == 2  # the whole tiles' loop and the rest's
@@ -150,12 +157,7 @@ STATIC_MATMUL_37 = DYNAMIC_MATMUL.replace("?x64", "37x64").replace("?x32", "37x3
 def test_a_static_partial_row_tile_is_peeled_not_masked():
     """37 rows with 8-row tiles: 4 whole tiles, then one row, both at static shapes (a masked
     last tile ran the whole kernel through masked transfers: docs/decisions.md#partial-tiles)."""
-    sch = mlcir.Schedule(STATIC_MATMUL_37)
-    i, j, k = sch.get_loops(sch.get_block("matmul"))
-    i0, i1 = sch.split(i, [None, 8])
-    j0, j1 = sch.split(j, [None, 16])
-    sch.reorder(j0, i0, k, i1, j1)
-    sch.vectorize(i1)
+    sch = _row_tiles(STATIC_MATMUL_37, rows_outside=False)
     text = str(sch.mod)
     assert "vector.mask" not in text and "vector.create_mask" not in text
     ex = mlcir.build(sch.mod, target=AVX2)
