@@ -33,7 +33,7 @@ def test_random_models_match_onnxruntime_or_are_refused_clearly():
     assert len(refused) <= MAX_REFUSED * CASES, report
     assert all(r["reason"].split(":")[0].endswith("Error") for r in refused), report
     assert any(r["tune"] and r["outcome"] == "ok" for r in results), report
-    assert {r["dtype"] for r in results} == {"float32", "float64", "int32"}
+    assert {r["dtype"] for r in results} == {"float32", "float64", "int32", "int64"}
     assert any(r["symbolic"] for r in results)
 
 
@@ -69,6 +69,41 @@ def test_generator_draws_every_op_kind():
     for seed in range(150):
         drawn.update(generate(seed).ops)
     assert drawn == set(OPS)
+
+
+def test_generator_covers_the_types_and_broadcasting_the_issue_lists():
+    """int64 beside int32, batched MatMul weights broadcast against the activations, and
+    casts between integer and float types."""
+    dtypes, casts, broadcast = set(), set(), False
+    for seed in range(300):
+        generated = generate(seed)
+        dtypes.add(generated.dtype)
+        inits = {t.name: tuple(t.dims) for t in generated.model.graph.initializer}
+        for node in generated.model.graph.node:
+            if node.op_type == "Cast":
+                casts.add(node.attribute[0].i)
+            if node.op_type == "MatMul" and len(inits.get(node.input[1], ())) == 3:
+                broadcast = True
+    assert dtypes == {"float32", "float64", "int32", "int64"}
+    assert {TensorProto.INT32, TensorProto.INT64, TensorProto.DOUBLE, TensorProto.FLOAT} <= casts
+    assert broadcast
+
+
+def test_a_size_cap_keeps_the_ops_and_makes_the_dims_small():
+    """The shrinker regenerates a failing seed with capped sizes: seed 0 (a Conv over a
+    3x8x12x12 image) at cap 2 still has its Conv; its channels are 2 and its image 5x5."""
+    first = generate(0)
+    assert "conv" in first.ops
+    found, cap = fuzz_models.smallest_sizes(0, 30, lambda g: "conv" in g.ops)
+    assert cap == 2
+    dims = [tuple(d.dim_value for d in i.type.tensor_type.shape.dim)
+            for i in found.model.graph.input]
+    assert dims == [(3, 2, 5, 5)]
+    session = ort.InferenceSession(found.model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    session.run(None, found.inputs[0])
+    never, none = fuzz_models.smallest_sizes(0, 30, lambda g: False)
+    assert none is None and never.model.SerializeToString() == first.model.SerializeToString()
 
 
 def test_compare_tolerances():
@@ -108,6 +143,22 @@ def test_a_failing_model_is_shrunk_to_what_fails():
     assert "Bernoulli" in ops and len(ops) < len(model.graph.node)
     assert len(small.graph.output) == 1
     onnx.checker.check_model(small)
+
+
+def test_symbolic_dims_of_the_inputs_are_shrunk():
+    """A refused model with the input ``[N, 5]`` run at N = 3 and 6: shrinking its inputs
+    keeps one feed, at N = 1 (each step checked in a worker)."""
+    model = _chain_with("Bernoulli")
+    for value in (*model.graph.input, *model.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "N"
+    rng = np.random.default_rng(0)
+    feeds = [{"x": rng.standard_normal((n, 5)).astype(np.float32)} for n in (3, 6)]
+    options = {"threads": 1, "layout": "none", "tune": False}
+    small = fuzz_models.shrink_feeds(
+        model, feeds, lambda f: fuzz_models.fails_alike(model, f, options, "refused"))
+    assert len(small) == 1 and small[0]["x"].shape == (1, 5)
+    np.testing.assert_array_equal(small[0]["x"], feeds[0]["x"][:1])
+    assert fuzz_models.shrink_feeds(model, feeds, lambda f: False) == feeds
 
 
 def test_refusals_name_the_node_and_op():
