@@ -102,7 +102,7 @@ def test_a_size_cap_keeps_the_ops_and_makes_the_dims_small():
     session = ort.InferenceSession(found.model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
     session.run(None, found.inputs[0])
-    never, none = fuzz_models.smallest_sizes(0, 30, lambda g: False)
+    never, none = fuzz_models.smallest_sizes(0, 30, lambda _: False)
     assert none is None and never.model.SerializeToString() == first.model.SerializeToString()
 
 
@@ -158,7 +158,7 @@ def test_symbolic_dims_of_the_inputs_are_shrunk():
         model, feeds, lambda f: fuzz_models.fails_alike(model, f, options, "refused"))
     assert len(small) == 1 and small[0]["x"].shape == (1, 5)
     np.testing.assert_array_equal(small[0]["x"], feeds[0]["x"][:1])
-    assert fuzz_models.shrink_feeds(model, feeds, lambda f: False) == feeds
+    assert fuzz_models.shrink_feeds(model, feeds, lambda _: False) == feeds
 
 
 def test_refusals_name_the_node_and_op():
