@@ -386,6 +386,13 @@ def summary(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _progress(result: dict[str, Any]) -> None:
+    """A line per case on stderr, with the reason where it is not ok (a run stopped early
+    still says what it found)."""
+    why = f" ({result.get('reason', '')})"[:400] if result["outcome"] != "ok" else ""
+    print(f"case {result['case']}: {result['outcome']}{why}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = fuzzer_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--max-nodes", type=int, default=30)
@@ -396,8 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         return serve(handle)
     results = fuzz(args.cases, args.seed, args.jobs, args.timeout, args.tune, args.max_nodes,
-                   progress=lambda r: print(f"case {r['case']}: {r['outcome']}",
-                                            file=sys.stderr, flush=True))
+                   progress=_progress)
     if args.json:
         write_results(args.json, results)
     print(summary(results))
