@@ -72,13 +72,14 @@ def test_generator_draws_every_op_kind():
 
 
 def test_generator_covers_the_types_and_broadcasting_the_issue_lists():
-    """int64 beside int32, batched MatMul weights broadcast against the activations, and
-    casts between integer and float types."""
-    dtypes, casts, broadcast = set(), set(), False
+    """int64 beside int32, batched MatMul weights broadcast against the activations, casts
+    between integer and float types, and the ops added after the first runs."""
+    dtypes, casts, broadcast, op_types = set(), set(), False, set()
     for seed in range(300):
         generated = generate(seed)
         dtypes.add(generated.dtype)
         inits = {t.name: tuple(t.dims) for t in generated.model.graph.initializer}
+        op_types.update(node.op_type for node in generated.model.graph.node)
         for node in generated.model.graph.node:
             if node.op_type == "Cast":
                 casts.add(node.attribute[0].i)
@@ -87,6 +88,10 @@ def test_generator_covers_the_types_and_broadcasting_the_issue_lists():
     assert dtypes == {"float32", "float64", "int32", "int64"}
     assert {TensorProto.INT32, TensorProto.INT64, TensorProto.DOUBLE, TensorProto.FLOAT} <= casts
     assert broadcast
+    assert {"Exp", "Log", "Reciprocal", "Pow", "Atan", "Asinh", "Celu", "PRelu", "Mod",
+            "LessOrEqual", "And", "Or", "Xor", "Not", "ArgMax", "ArgMin", "ReduceL1", "ReduceL2",
+            "ReduceSumSquare", "ReduceLogSumExp", "ReduceProd", "Trilu", "InstanceNormalization",
+            "MeanVarianceNormalization", "SpaceToDepth", "DepthToSpace"} <= op_types
 
 
 def test_a_size_cap_keeps_the_ops_and_makes_the_dims_small():

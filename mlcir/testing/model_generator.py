@@ -90,6 +90,14 @@ class _Maker:
     def np_rng(self) -> np.random.Generator:
         return np.random.default_rng(self.rng.getrandbits(32))
 
+    @property
+    def extra_np_rng(self) -> np.random.Generator:
+        """Numbers for the later choices, from the second stream."""
+        return np.random.default_rng(self.extra.getrandbits(32))
+
+    def scalar(self, x: float) -> str:
+        return self.const(np.array(x, self.dtype))
+
     def node(self, op: str, inputs: list[str], shape: tuple[int, ...], dtype: str | None = None,
              **attrs) -> Value:
         value = Value(self.name(op.lower()), tuple(int(d) for d in shape), dtype or self.dtype)
@@ -133,8 +141,31 @@ _BINARY = ["Add", "Sub", "Mul", "Max", "Min"]
 
 def _unary(m: _Maker) -> Value | None:
     v = m.pick()
+    if m.dtype == "float32" and m.extra.random() < 0.25:
+        return _more_math(m, v)
     ops = {"float32": _UNARY_FLOAT, "float64": _UNARY_DOUBLE}.get(m.dtype, _UNARY_INT)
     return m.node(m.rng.choice(ops), [v.name], v.shape)
+
+
+def _more_math(m: _Maker, v: Value) -> Value:
+    """Math ops whose domain or range needs care, each on an operand that keeps it finite."""
+    op = m.extra.choice(["Exp", "Log", "Reciprocal", "Pow", "Atan", "Asinh", "Celu", "PRelu"])
+    if op == "Exp":
+        bounded = m.node("Tanh", [v.name], v.shape)
+        return m.node("Exp", [bounded.name], v.shape)
+    if op in ("Log", "Reciprocal", "Pow"):
+        positive = m.node("Add", [m.node("Abs", [v.name], v.shape).name, m.scalar(1.0)], v.shape)
+        if op == "Pow":
+            exponent = m.scalar(m.extra.choice([2.0, 0.5, 1.5]))
+            return m.node("Pow", [positive.name, exponent], v.shape)
+        return m.node(op, [positive.name], v.shape)
+    if op == "PRelu":
+        shape = (v.shape[-1],) if v.shape and m.extra.random() < 0.7 else (1,)
+        slope = m.const(m.extra_np_rng.uniform(0.0, 0.5, shape).astype(m.dtype), "w")
+        return m.node("PRelu", [v.name, slope], v.shape)
+    if op == "Celu":
+        return m.node("Celu", [v.name], v.shape, alpha=m.extra.choice([1.0, 0.5]))
+    return m.node(op, [v.name], v.shape)
 
 
 def _step(m: _Maker) -> Value | None:
@@ -166,6 +197,10 @@ def _broadcast_shape(m: _Maker, shape: tuple[int, ...], whole: bool = False) -> 
 def _binary(m: _Maker) -> Value | None:
     a = m.pick()
     op = m.rng.choice(_BINARY)
+    if m.integer and m.extra.random() < 0.2:
+        # Mod (the divisor's sign, as Python's %) by a constant without zeros.
+        divisor = m.extra_np_rng.choice([-3, -2, 2, 3, 5], _broadcast_shape(m, a.shape))
+        return m.node("Mod", [a.name, m.const(divisor.astype(m.dtype))], a.shape)
     same = [v for v in m.values if v.dtype == m.dtype and v.shape == a.shape and v is not a]
     if same and m.rng.random() < 0.5:
         b = m.rng.choice(same).name
@@ -188,8 +223,18 @@ def _where(m: _Maker) -> Value | None:
     a = m.pick()
     same = [v for v in m.values if v.dtype == m.dtype and v.shape == a.shape and v is not a]
     b = m.rng.choice(same).name if same else m.weight(_broadcast_shape(m, a.shape, True), 1)
-    cond = m.node(m.rng.choice(["Greater", "Less", "GreaterOrEqual"]), [a.name, b], a.shape,
-                  "bool")
+    compare = m.rng.choice(["Greater", "Less", "GreaterOrEqual"])
+    if m.extra.random() < 0.3:
+        compare = m.extra.choice(["LessOrEqual", "Equal"] if m.integer else ["LessOrEqual"])
+    cond = m.node(compare, [a.name, b], a.shape, "bool")
+    if m.extra.random() < 0.25:
+        # Two conditions combined, or one negated.
+        logic = m.extra.choice(["And", "Or", "Xor", "Not"])
+        if logic == "Not":
+            cond = m.node("Not", [cond.name], a.shape, "bool")
+        else:
+            other = m.node("Less", [a.name, m.scalar(0)], a.shape, "bool")
+            cond = m.node(logic, [cond.name, other.name], a.shape, "bool")
     return m.node("Where", [cond.name, a.name, b], a.shape)
 
 
@@ -264,6 +309,12 @@ def _pool(m: _Maker) -> Value | None:
     if a is None or m.dtype != "float32":
         return None
     n, c, h, w = a.shape
+    if m.extra.random() < 0.15:  # pixels to channels and back
+        if h % 2 == 0 and w % 2 == 0 and m.extra.random() < 0.5:
+            return m.node("SpaceToDepth", [a.name], (n, c * 4, h // 2, w // 2), blocksize=2)
+        if c % 4 == 0:
+            return m.node("DepthToSpace", [a.name], (n, c // 4, h * 2, w * 2), blocksize=2,
+                          mode=m.extra.choice(["DCR", "CRD"]))
     if m.rng.random() < 0.25:
         return m.node(m.rng.choice(["GlobalAveragePool", "GlobalMaxPool"]), [a.name],
                       (n, c, 1, 1))
@@ -282,6 +333,15 @@ def _batch_norm(m: _Maker) -> Value | None:
     if a is None or m.dtype != "float32":
         return None
     c = a.shape[1]
+    if m.extra.random() < 0.3:
+        if m.extra.random() < 0.5:
+            rng = m.extra_np_rng
+            scale, bias = rng.uniform(0.5, 1.5, c), rng.normal(0, 0.2, c)
+            return m.node("InstanceNormalization",
+                          [a.name, m.const(scale.astype("float32")),
+                           m.const(bias.astype("float32"))], a.shape, epsilon=1e-5)
+        return m.node("MeanVarianceNormalization", [a.name], a.shape,
+                      axes=list(range(2, len(a.shape))))
     rng = m.np_rng
     params = [rng.uniform(0.5, 1.5, c), rng.normal(0, 0.2, c), rng.normal(0, 0.2, c),
               rng.uniform(0.5, 2.0, c)]
@@ -318,6 +378,15 @@ def _reduce(m: _Maker) -> Value | None:
         tuple(d for i, d in enumerate(a.shape) if i != axis)
     op = m.rng.choice(["ReduceSum", "ReduceMax"] if m.integer
                       else ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"])
+    if m.extra.random() < 0.3:
+        if m.integer:  # ties are common among small integers: which index is taken
+            found = m.node(m.extra.choice(["ArgMax", "ArgMin"]), [a.name], shape, "int64",
+                           axis=axis, keepdims=keep, select_last_index=m.extra.randint(0, 1))
+            if m.dtype == "int64":
+                return found
+            return m.node("Cast", [found.name], shape, to=_ELEM[m.dtype])
+        op = m.extra.choice(["ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp",
+                             "ReduceProd"])
     if op == "ReduceSum":  # axes is an input from opset 13 on; an attribute for the others
         return m.node(op, [a.name, m.const(np.array([axis], np.int64))], shape, keepdims=keep)
     return m.node(op, [a.name], shape, axes=[axis], keepdims=keep)
@@ -327,6 +396,9 @@ def _transpose(m: _Maker) -> Value | None:
     a = m.pick(_rank_at_least(2))
     if a is None:
         return None
+    if not m.integer and m.extra.random() < 0.15:
+        k = m.const(np.array(m.extra.randint(-2, 2), np.int64))
+        return m.node("Trilu", [a.name, k], a.shape, upper=m.extra.randint(0, 1))
     low = 1 if m.symbolic else 0
     rest = list(range(low, len(a.shape)))
     m.rng.shuffle(rest)
