@@ -220,3 +220,22 @@ def test_split_along_a_static_axis_of_a_symbolic_input():
     model.graph.node[0].attribute[0].i = 0  # along N itself: refused, saying why
     with pytest.raises(FrontendError, match="Split along dimension 0, which is symbolic"):
         from_onnx(model)
+
+
+@pytest.mark.parametrize("shape, k, upper", [
+    (["N", 5], 1, 1), ([3, "N"], -1, 0), (["N", "N"], 0, 1), ([2, "N", 4], 2, 0)])
+def test_trilu_with_a_symbolic_side(shape, k, upper):
+    """Trilu of a value with a symbolic row or column count (refused before: its mask was a
+    constant built at import): the mask comes from run-time ranges, at two sizes."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
+    node = helper.make_node("Trilu", ["x", "k"], ["y"], upper=upper)
+    model = helper.make_model(helper.make_graph(
+        [node], "g", [x], [y], [helper.make_tensor("k", TensorProto.INT64, [], [k])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(0)
+    feeds = [{"x": rng.standard_normal([n if d == "N" else d for d in shape]).astype(np.float32)}
+             for n in (1, 6)]
+    result = fuzz_models.check_model(model.SerializeToString(), feeds,
+                                     {"threads": 1, "layout": "packed", "tune": False})
+    assert result["outcome"] == "ok", result

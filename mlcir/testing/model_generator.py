@@ -160,7 +160,8 @@ def _more_math(m: _Maker, v: Value) -> Value:
             return m.node("Pow", [positive.name, exponent], v.shape)
         return m.node(op, [positive.name], v.shape)
     if op == "PRelu":
-        shape = (v.shape[-1],) if v.shape and m.extra.random() < 0.7 else (1,)
+        per_channel = len(v.shape) > (1 if m.symbolic else 0)  # never along the batch N
+        shape = (v.shape[-1],) if per_channel and m.extra.random() < 0.7 else (1,)
         slope = m.const(m.extra_np_rng.uniform(0.0, 0.5, shape).astype(m.dtype), "w")
         return m.node("PRelu", [v.name, slope], v.shape)
     if op == "Celu":
