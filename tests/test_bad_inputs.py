@@ -1033,6 +1033,25 @@ def test_register_func_refuses_what_is_not_a_function(name, f, words):
     assert isinstance(RegistrationError("x"), MlcirError)
 
 
+def _keyword_scale(x, out, *, scale):
+    out[...] = x * scale
+
+
+@pytest.mark.parametrize("f, words", [
+    (lambda: None, r"register_func\('env.x', \.\.\.\): .* has the signature \(\), which takes "
+                   "no positional argument"),
+    (_keyword_scale, r"register_func\('env.x', \.\.\.\): .* whose keyword-only argument "
+                     "'scale' no call passes"),
+])
+def test_register_func_refuses_a_signature_no_call_fits(f, words):
+    from mlcir.errors import RegistrationError
+    from mlcir.runtime.library import get_func
+
+    with pytest.raises(RegistrationError, match=words):
+        mlcir.register_func("env.x", f)
+    assert get_func("env.x") is None
+
+
 def test_tune_kernel_without_main_names_the_functions(tmp_path):
     from mlcir.tune import tune_kernel
 

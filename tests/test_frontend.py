@@ -362,6 +362,24 @@ def test_mean_variance_normalization(shape, attrs):
     compare(model, {"x": f32(*shape)})
 
 
+def test_mean_variance_normalization_of_a_constant_group_is_nan():
+    """No epsilon, as the ONNX function and onnxruntime: a group of one element (an axis of
+    size 1) or of equal values is 0 / 0 = NaN, the others normalised (found by the model
+    fuzzer: mlcir added onnxruntime's old epsilon and answered 0)."""
+    x = helper.make_tensor_value_info("x", F32, [3, 4, 1])
+    y = helper.make_tensor_value_info("y", F32, [3, 4, 1])
+    nodes = [helper.make_node("MeanVarianceNormalization", ["x"], ["y"], axes=[2]),
+             helper.make_node("MeanVarianceNormalization", ["x"], ["z"], axes=[1, 2])]
+    z = helper.make_tensor_value_info("z", F32, [3, 4, 1])
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y, z]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    values = f32(3, 4, 1)
+    values[1] = 0.5  # a constant group along axes [1, 2]
+    got = compare(model, {"x": values})
+    assert np.isnan(got[0]).all()
+    assert np.isnan(got[1][1]).all() and not np.isnan(got[1][[0, 2]]).any()
+
+
 def _model(nodes, inputs, outputs, initializers=(), opset=om.DEFAULT_OPSET,
            ir_version=None) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "test", inputs, outputs, initializer=list(initializers))

@@ -33,7 +33,7 @@ def test_random_models_match_onnxruntime_or_are_refused_clearly():
     assert len(refused) <= MAX_REFUSED * CASES, report
     assert all(r["reason"].split(":")[0].endswith("Error") for r in refused), report
     assert any(r["tune"] and r["outcome"] == "ok" for r in results), report
-    assert {r["dtype"] for r in results} == {"float32", "float64", "int32"}
+    assert {r["dtype"] for r in results} == {"float32", "float64", "int32", "int64"}
     assert any(r["symbolic"] for r in results)
 
 
@@ -69,6 +69,46 @@ def test_generator_draws_every_op_kind():
     for seed in range(150):
         drawn.update(generate(seed).ops)
     assert drawn == set(OPS)
+
+
+def test_generator_covers_the_types_and_broadcasting_the_issue_lists():
+    """int64 beside int32, batched MatMul weights broadcast against the activations, casts
+    between integer and float types, and the ops added after the first runs."""
+    dtypes, casts, broadcast, op_types = set(), set(), False, set()
+    for seed in range(300):
+        generated = generate(seed)
+        dtypes.add(generated.dtype)
+        inits = {t.name: tuple(t.dims) for t in generated.model.graph.initializer}
+        op_types.update(node.op_type for node in generated.model.graph.node)
+        for node in generated.model.graph.node:
+            if node.op_type == "Cast":
+                casts.add(node.attribute[0].i)
+            if node.op_type == "MatMul" and len(inits.get(node.input[1], ())) == 3:
+                broadcast = True
+    assert dtypes == {"float32", "float64", "int32", "int64"}
+    assert {TensorProto.INT32, TensorProto.INT64, TensorProto.DOUBLE, TensorProto.FLOAT} <= casts
+    assert broadcast
+    assert {"Exp", "Log", "Reciprocal", "Pow", "Atan", "Asinh", "Celu", "PRelu", "Mod",
+            "LessOrEqual", "And", "Or", "Xor", "Not", "ArgMax", "ArgMin", "ReduceL1", "ReduceL2",
+            "ReduceSumSquare", "ReduceLogSumExp", "ReduceProd", "Trilu", "InstanceNormalization",
+            "MeanVarianceNormalization", "SpaceToDepth", "DepthToSpace"} <= op_types
+
+
+def test_a_size_cap_keeps_the_ops_and_makes_the_dims_small():
+    """The shrinker regenerates a failing seed with capped sizes: seed 0 (a Conv over a
+    3x8x12x12 image) at cap 2 still has its Conv; its channels are 2 and its image 5x5."""
+    first = generate(0)
+    assert "conv" in first.ops
+    found, cap = fuzz_models.smallest_sizes(0, 30, lambda g: "conv" in g.ops)
+    assert cap == 2
+    dims = [tuple(d.dim_value for d in i.type.tensor_type.shape.dim)
+            for i in found.model.graph.input]
+    assert dims == [(3, 2, 5, 5)]
+    session = ort.InferenceSession(found.model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    session.run(None, found.inputs[0])
+    never, none = fuzz_models.smallest_sizes(0, 30, lambda _: False)
+    assert none is None and never.model.SerializeToString() == first.model.SerializeToString()
 
 
 def test_compare_tolerances():
@@ -110,6 +150,22 @@ def test_a_failing_model_is_shrunk_to_what_fails():
     onnx.checker.check_model(small)
 
 
+def test_symbolic_dims_of_the_inputs_are_shrunk():
+    """A refused model with the input ``[N, 5]`` run at N = 3 and 6: shrinking its inputs
+    keeps one feed, at N = 1 (each step checked in a worker)."""
+    model = _chain_with("Bernoulli")
+    for value in (*model.graph.input, *model.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "N"
+    rng = np.random.default_rng(0)
+    feeds = [{"x": rng.standard_normal((n, 5)).astype(np.float32)} for n in (3, 6)]
+    options = {"threads": 1, "layout": "none", "tune": False}
+    small = fuzz_models.shrink_feeds(
+        model, feeds, lambda f: fuzz_models.fails_alike(model, f, options, "refused"))
+    assert len(small) == 1 and small[0]["x"].shape == (1, 5)
+    np.testing.assert_array_equal(small[0]["x"], feeds[0]["x"][:1])
+    assert fuzz_models.shrink_feeds(model, feeds, lambda _: False) == feeds
+
+
 def test_refusals_name_the_node_and_op():
     model = _chain_with("Bernoulli")
     model.graph.node[1].name = "the_bernoulli"
@@ -142,6 +198,8 @@ def _found_case(name: str) -> tuple[bytes, list[dict[str, np.ndarray]], dict]:
     "dynamic-pool-insert-slice-destination",
     # A packed matmul's register tile with a masked partial last row (M = 9).
     "packed-matmul-row-tail-mask",
+    # MeanVarianceNormalization over an axis of size 1: 0 / 0 = NaN (mlcir had an epsilon).
+    "mvn-single-element-group-nan",
 ])
 def test_models_the_fuzzer_found_match_onnxruntime(name):
     model, feeds, options = _found_case(name)
@@ -164,3 +222,22 @@ def test_split_along_a_static_axis_of_a_symbolic_input():
     model.graph.node[0].attribute[0].i = 0  # along N itself: refused, saying why
     with pytest.raises(FrontendError, match="Split along dimension 0, which is symbolic"):
         from_onnx(model)
+
+
+@pytest.mark.parametrize("shape, k, upper", [
+    (["N", 5], 1, 1), ([3, "N"], -1, 0), (["N", "N"], 0, 1), ([2, "N", 4], 2, 0)])
+def test_trilu_with_a_symbolic_side(shape, k, upper):
+    """Trilu of a value with a symbolic row or column count (refused before: its mask was a
+    constant built at import): the mask comes from run-time ranges, at two sizes."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
+    node = helper.make_node("Trilu", ["x", "k"], ["y"], upper=upper)
+    model = helper.make_model(helper.make_graph(
+        [node], "g", [x], [y], [helper.make_tensor("k", TensorProto.INT64, [], [k])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(0)
+    feeds = [{"x": rng.standard_normal([n if d == "N" else d for d in shape]).astype(np.float32)}
+             for n in (1, 6)]
+    result = fuzz_models.check_model(model.SerializeToString(), feeds,
+                                     {"threads": 1, "layout": "packed", "tune": False})
+    assert result["outcome"] == "ok", result

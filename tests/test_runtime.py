@@ -103,6 +103,20 @@ def test_library_function_errors_surface_as_python_errors():
 
 
 @pytest.mark.usefixtures("ctx")
+def test_library_function_whose_signature_cannot_take_the_call_is_a_build_error():
+    """Registered with one argument, called with two (the input and the output): refused at
+    build, not a RuntimeError from the trampoline at run time."""
+    def one_argument(x):
+        return x
+
+    mlcir.register_func("test.one_argument", one_argument, override=True)
+    with pytest.raises(mlcir.BuildError, match=r"'test.one_argument' is called with 2 arrays "
+                                               r"\(its inputs, then its outputs\), but its "
+                                               r"signature \(x\) cannot take them"):
+        mlcir.build(library_module("test.one_argument"))
+
+
+@pytest.mark.usefixtures("ctx")
 def test_unregistered_library_function_is_a_build_error():
     with pytest.raises(mlcir.BuildError, match="'nobody.registered.this' is called but not registered"):
         mlcir.build(library_module("nobody.registered.this"))

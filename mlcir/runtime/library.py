@@ -10,6 +10,7 @@ views the memrefs as numpy arrays (no copy) and calls the function.
 from __future__ import annotations
 
 import ctypes
+import inspect
 import threading
 from dataclasses import dataclass, field
 from typing import Callable
@@ -34,6 +35,7 @@ def register_func(name: str, f: Callable[..., None] | None = None, *, override: 
         if not callable(fn):
             raise RegistrationError(f"register_func('{name}', ...): {fn!r} is not callable (a "
                                     "library function takes its inputs, then its outputs)")
+        _check_signature(name, fn)
         if name in _REGISTRY and not override:
             raise ValueError(f"library function '{name}' is already registered "
                              "(pass override=True to replace it)")
@@ -41,6 +43,36 @@ def register_func(name: str, f: Callable[..., None] | None = None, *, override: 
         return fn
 
     return register(f) if f is not None else register
+
+
+def _signature(fn: Callable[..., None]) -> inspect.Signature | None:
+    """``fn``'s signature, or None where Python cannot read one (some builtins)."""
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_signature(name: str, fn: Callable[..., None]) -> None:
+    """Refuse at registration a function no call can fit: compiled code passes its arrays
+    positionally (at least the output), and nothing by keyword."""
+    sig = _signature(fn)
+    if sig is None:
+        return
+    kinds = inspect.Parameter
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD,
+                                kinds.VAR_POSITIONAL)]
+    keyword_only = [p.name for p in sig.parameters.values()
+                    if p.kind == kinds.KEYWORD_ONLY and p.default is p.empty]
+    if not positional:
+        raise RegistrationError(f"register_func('{name}', ...): {fn!r} has the signature {sig}, "
+                                "which takes no positional argument (a library function takes "
+                                "its inputs, then its outputs, as arrays)")
+    if keyword_only:
+        raise RegistrationError(f"register_func('{name}', ...): {fn!r} has the signature {sig}, "
+                                f"whose keyword-only argument '{keyword_only[0]}' no call passes "
+                                "(compiled code passes its arrays positionally)")
 
 
 def get_func(name: str) -> Callable[..., None] | None:
@@ -77,6 +109,14 @@ def make_callback(name: str, arg_specs: list[tuple[int, np.dtype]],
         known = ", ".join(registered_names()) or "none"
         raise BuildError(f"library function '{name}' is called but not registered "
                          f"(mlcir.register_func); registered: {known}")
+    sig = _signature(fn)
+    if sig is not None:
+        try:
+            sig.bind(*range(len(arg_specs)))
+        except TypeError as error:
+            raise BuildError(f"library function '{name}' is called with {len(arg_specs)} "
+                             f"arrays (its inputs, then its outputs), but its signature {sig} "
+                             f"cannot take them: {error}") from None
     pointer_types = [ctypes.POINTER(descriptor_type(rank, np.dtype(dt).name))
                      for rank, dt in arg_specs]
 

@@ -9,9 +9,9 @@ onnxruntime. The outcome is ``ok``; ``refused`` (an ``MlcirError``, which must n
 and op); ``wrong`` (a result differs past the tolerance); ``crashed`` (any other exception,
 or the worker process died); ``hung`` (past the time limit). A fraction of the cases
 (``--tune``) is also tuned briefly (8 trials) and the tuned build compared the same way. A
-wrong, crashed or hung case is shrunk (outputs dropped, nodes bypassed, dead nodes removed,
-while it still fails the same way) and written to ``--out`` as ``<outcome>-<seed>.onnx`` with
-its inputs (``.npz``). docs/fuzzing.md gives the tolerances and the refusals by reason.
+wrong, crashed or hung case is shrunk while it still fails the same way (regenerated with
+smaller sizes, outputs dropped, nodes bypassed, dead nodes removed, symbolic dims of the inputs
+made smaller) and written to ``--out`` as ``<outcome>-<seed>.onnx`` with its inputs (``.npz``). docs/fuzzing.md gives the tolerances and the refusals by reason.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,6 +35,8 @@ TOLERANCE = {"float32": (1e-3, 1e-5), "float64": (1e-9, 1e-12)}
 LAYOUTS = ("packed", "direct", "none")
 TUNE_TRIALS = 8
 BAD = ("wrong", "crashed", "hung")
+# The caps on drawn sizes a failing seed is regenerated with, smallest first.
+SIZE_CAPS = (2, 4, 8, 16)
 
 
 def case_seed(seed: int, case: int) -> int:
@@ -187,11 +189,7 @@ def shrink(model: Any, feeds: list[dict[str, np.ndarray]], options: dict[str, An
     def still_fails(candidate: Any) -> bool:
         nonlocal tries
         tries += 1
-        request = {"case": 0, "model": base64.b64encode(candidate.SerializeToString()).decode(),
-                   "feeds": [_pack(f) for f in feeds], "options": options}
-        answer = run_in_workers("mlcir.testing.fuzz_models", [request], 1, timeout)[0]
-        return answer["outcome"] == outcome and (
-            reason is None or reason_group(answer.get("reason", "")) == reason_group(reason))
+        return fails_alike(candidate, feeds, options, outcome, timeout, reason)
 
     changed = True
     while changed and tries < budget:
@@ -203,6 +201,65 @@ def shrink(model: Any, feeds: list[dict[str, np.ndarray]], options: dict[str, An
                 model, changed = candidate, True
                 break
     return model
+
+
+def fails_alike(model: Any, feeds: list[dict[str, np.ndarray]], options: dict[str, Any],
+                outcome: str, timeout: float = 300.0, reason: str | None = None) -> bool:
+    """Whether ``model`` run on ``feeds`` (in a worker) still ends in ``outcome`` (a refusal:
+    for the same ``reason``)."""
+    request = {"case": 0, "model": base64.b64encode(model.SerializeToString()).decode(),
+               "feeds": [_pack(f) for f in feeds], "options": options}
+    answer = run_in_workers("mlcir.testing.fuzz_models", [request], 1, timeout)[0]
+    return answer["outcome"] == outcome and (
+        reason is None or reason_group(answer.get("reason", "")) == reason_group(reason))
+
+
+def smallest_sizes(model_seed: int, max_nodes: int,
+                   fails: Callable[[Any], bool]) -> tuple[Any, int | None]:
+    """The model of ``model_seed`` regenerated with the smallest cap on its sizes
+    (:data:`SIZE_CAPS`) for which ``fails(generated)`` holds, and that cap; the model as drawn
+    (cap None) when none fails. A cap changes only sizes, so the model usually keeps its ops."""
+    from .model_generator import generate
+
+    for cap in SIZE_CAPS:
+        generated = generate(model_seed, max_nodes, max_size=cap)
+        if fails(generated):
+            return generated, cap
+    return generate(model_seed, max_nodes), None
+
+
+def shrink_feeds(model: Any, feeds: list[dict[str, np.ndarray]],
+                 fails: Callable[[list[dict[str, np.ndarray]]], bool]
+                 ) -> list[dict[str, np.ndarray]]:
+    """Smaller inputs that still fail: one feed of several, then each symbolic dim of the
+    graph inputs (a ``dim_param``, sliced alike in every input that has it) at size 1 or
+    half its size."""
+    if len(feeds) > 1:
+        for one in feeds:
+            if fails([one]):
+                feeds = [one]
+                break
+    axes: dict[str, list[tuple[str, int]]] = {}
+    for vi in model.graph.input:
+        for axis, dim in enumerate(vi.type.tensor_type.shape.dim):
+            if dim.HasField("dim_param") and dim.dim_param:
+                axes.setdefault(dim.dim_param, []).append((vi.name, axis))
+    for where in axes.values():
+        name, axis = where[0]
+        size = min(f[name].shape[axis] for f in feeds if name in f)
+        for new in sorted({1, size // 2} - {0, size}):
+            candidate = [{k: _cut(v, k, where, new) for k, v in f.items()} for f in feeds]
+            if fails(candidate):
+                feeds = candidate
+                break
+    return feeds
+
+
+def _cut(value: np.ndarray, name: str, where: list[tuple[str, int]], size: int) -> np.ndarray:
+    for input_name, axis in where:
+        if input_name == name:
+            value = np.take(value, range(min(size, value.shape[axis])), axis=axis)
+    return np.ascontiguousarray(value)
 
 
 def _smaller(model: Any):
@@ -279,15 +336,19 @@ def _pruned(model: Any, outputs: list[Any]) -> Any:
 
 
 def write_failure(result: dict[str, Any], out_dir: Path, timeout: float = 300.0) -> Path:
-    """Shrink a failing case and write it as ``<outcome>-<model_seed>.onnx`` (+ ``.npz``)."""
+    """Shrink a failing case (sizes, nodes, inputs) and write it as
+    ``<outcome>-<model_seed>.onnx`` (+ ``.npz`` and the case as ``.json``)."""
     import onnx
 
-    from .model_generator import generate
-
-    generated = generate(result["model_seed"], result.get("max_nodes", 30))
-    feeds = generated.inputs
     options = {k: result[k] for k in ("threads", "layout", "tune")}
-    model = shrink(generated.model, feeds, options, result["outcome"], timeout)
+    outcome = result["outcome"]
+    generated, cap = smallest_sizes(
+        result["model_seed"], result.get("max_nodes", 30),
+        lambda g: fails_alike(g.model, g.inputs, options, outcome, timeout))
+    result = {**result, "max_size": cap}
+    model = shrink(generated.model, generated.inputs, options, outcome, timeout)
+    feeds = shrink_feeds(model, generated.inputs,
+                         lambda f: fails_alike(model, f, options, outcome, timeout))
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = out_dir / f"{result['outcome']}-{result['model_seed']}"
     onnx.save(model, stem.with_suffix(".onnx"))
@@ -325,6 +386,13 @@ def summary(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _progress(result: dict[str, Any]) -> None:
+    """A line per case on stderr, with the reason where it is not ok (a run stopped early
+    still says what it found)."""
+    why = f" ({result.get('reason', '')})"[:400] if result["outcome"] != "ok" else ""
+    print(f"case {result['case']}: {result['outcome']}{why}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = fuzzer_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--max-nodes", type=int, default=30)
@@ -335,8 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         return serve(handle)
     results = fuzz(args.cases, args.seed, args.jobs, args.timeout, args.tune, args.max_nodes,
-                   progress=lambda r: print(f"case {r['case']}: {r['outcome']}",
-                                            file=sys.stderr, flush=True))
+                   progress=_progress)
     if args.json:
         write_results(args.json, results)
     print(summary(results))

@@ -6,10 +6,13 @@ tracks itself (it does the shape arithmetic, so every model is valid by construc
 step draws an op, operands from the pool (recent values more often, so chains form) and the
 op's attributes, and adds the result to the pool. Weights are initializers at realistic
 scales (``1/sqrt(fan_in)``); inputs are standard normal. The last value and a few random
-others are the outputs. A model is float32 (most), float64 or int32, with ops restricted to
-what onnxruntime's CPU kernels implement for that type. In a *symbolic* model the inputs'
-first dim is the symbol ``N`` and no op moves, reshapes or reduces that axis, so the model runs
-at any batch size. docs/fuzzing.md lists the ops and the tolerances.
+others are the outputs. A model is float32 (most), float64, int32 or int64, with ops
+restricted to what onnxruntime's CPU kernels implement for that type. In a *symbolic* model the
+inputs' first dim is the symbol ``N`` and no op moves, reshapes or reduces that axis, so the
+model runs at any batch size. Choices added after the first runs draw from a second stream
+(``_Maker.extra``), so that the models of a seed stay what they were unless a new choice
+fires. ``max_size`` caps the sizes drawn (the shrinker regenerates a failing seed smaller).
+docs/fuzzing.md lists the ops and the tolerances.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
+_INTS = ("int32", "int64")
 _ELEM = {"float32": TensorProto.FLOAT, "float64": TensorProto.DOUBLE, "int32": TensorProto.INT32,
          "int64": TensorProto.INT64, "bool": TensorProto.BOOL}
 
@@ -56,6 +60,16 @@ class _Maker:
     nodes: list[onnx.NodeProto] = field(default_factory=list)
     inits: list[onnx.TensorProto] = field(default_factory=list)
     count: int = 0
+    extra: random.Random = field(default_factory=lambda: random.Random(0))
+    max_size: int | None = None
+
+    @property
+    def integer(self) -> bool:
+        return self.dtype in _INTS
+
+    def size(self, n: int) -> int:
+        """A drawn size, capped at ``max_size``."""
+        return n if self.max_size is None else min(n, self.max_size)
 
     def name(self, stem: str) -> str:
         self.count += 1
@@ -67,14 +81,22 @@ class _Maker:
         return name
 
     def weight(self, shape: tuple[int, ...], fan_in: int) -> str:
-        if self.dtype == "int32":
-            return self.const(self.np_rng.integers(-3, 4, shape).astype(np.int32), "w")
+        if self.integer:
+            return self.const(self.np_rng.integers(-3, 4, shape).astype(self.dtype), "w")
         scale = 1.0 / math.sqrt(max(fan_in, 1))
         return self.const((self.np_rng.standard_normal(shape) * scale).astype(self.dtype), "w")
 
     @property
     def np_rng(self) -> np.random.Generator:
         return np.random.default_rng(self.rng.getrandbits(32))
+
+    @property
+    def extra_np_rng(self) -> np.random.Generator:
+        """Numbers for the later choices, from the second stream."""
+        return np.random.default_rng(self.extra.getrandbits(32))
+
+    def scalar(self, x: float) -> str:
+        return self.const(np.array(x, self.dtype))
 
     def node(self, op: str, inputs: list[str], shape: tuple[int, ...], dtype: str | None = None,
              **attrs) -> Value:
@@ -119,12 +141,36 @@ _BINARY = ["Add", "Sub", "Mul", "Max", "Min"]
 
 def _unary(m: _Maker) -> Value | None:
     v = m.pick()
-    ops = {"float32": _UNARY_FLOAT, "float64": _UNARY_DOUBLE, "int32": _UNARY_INT}[m.dtype]
+    if m.dtype == "float32" and m.extra.random() < 0.25:
+        return _more_math(m, v)
+    ops = {"float32": _UNARY_FLOAT, "float64": _UNARY_DOUBLE}.get(m.dtype, _UNARY_INT)
     return m.node(m.rng.choice(ops), [v.name], v.shape)
 
 
+def _more_math(m: _Maker, v: Value) -> Value:
+    """Math ops whose domain or range needs care, each on an operand that keeps it finite."""
+    op = m.extra.choice(["Exp", "Log", "Reciprocal", "Pow", "Atan", "Asinh", "Celu", "PRelu"])
+    if op == "Exp":
+        bounded = m.node("Tanh", [v.name], v.shape)
+        return m.node("Exp", [bounded.name], v.shape)
+    if op in ("Log", "Reciprocal", "Pow"):
+        positive = m.node("Add", [m.node("Abs", [v.name], v.shape).name, m.scalar(1.0)], v.shape)
+        if op == "Pow":
+            exponent = m.scalar(m.extra.choice([2.0, 0.5, 1.5]))
+            return m.node("Pow", [positive.name, exponent], v.shape)
+        return m.node(op, [positive.name], v.shape)
+    if op == "PRelu":
+        per_channel = len(v.shape) > (1 if m.symbolic else 0)  # never along the batch N
+        shape = (v.shape[-1],) if per_channel and m.extra.random() < 0.7 else (1,)
+        slope = m.const(m.extra_np_rng.uniform(0.0, 0.5, shape).astype(m.dtype), "w")
+        return m.node("PRelu", [v.name, slope], v.shape)
+    if op == "Celu":
+        return m.node("Celu", [v.name], v.shape, alpha=m.extra.choice([1.0, 0.5]))
+    return m.node(op, [v.name], v.shape)
+
+
 def _step(m: _Maker) -> Value | None:
-    if m.dtype == "int32":
+    if m.integer:
         return None
     v = m.rng.choice(m.inputs)
     return m.node(m.rng.choice(_STEPS), [v.name], v.shape)
@@ -152,6 +198,10 @@ def _broadcast_shape(m: _Maker, shape: tuple[int, ...], whole: bool = False) -> 
 def _binary(m: _Maker) -> Value | None:
     a = m.pick()
     op = m.rng.choice(_BINARY)
+    if m.integer and m.extra.random() < 0.2:
+        # Mod (the divisor's sign, as Python's %) by a constant without zeros.
+        divisor = m.extra_np_rng.choice([-3, -2, 2, 3, 5], _broadcast_shape(m, a.shape))
+        return m.node("Mod", [a.name, m.const(divisor.astype(m.dtype))], a.shape)
     same = [v for v in m.values if v.dtype == m.dtype and v.shape == a.shape and v is not a]
     if same and m.rng.random() < 0.5:
         b = m.rng.choice(same).name
@@ -164,7 +214,7 @@ def _binary(m: _Maker) -> Value | None:
 def _divide(m: _Maker) -> Value | None:
     a = m.pick()
     shape = _broadcast_shape(m, a.shape)
-    if m.dtype == "int32":
+    if m.integer:
         return None
     magnitude = m.np_rng.uniform(0.5, 2.0, shape) * m.np_rng.choice([-1.0, 1.0], shape)
     return m.node("Div", [a.name, m.const(magnitude.astype(m.dtype))], a.shape)
@@ -174,13 +224,23 @@ def _where(m: _Maker) -> Value | None:
     a = m.pick()
     same = [v for v in m.values if v.dtype == m.dtype and v.shape == a.shape and v is not a]
     b = m.rng.choice(same).name if same else m.weight(_broadcast_shape(m, a.shape, True), 1)
-    cond = m.node(m.rng.choice(["Greater", "Less", "GreaterOrEqual"]), [a.name, b], a.shape,
-                  "bool")
+    compare = m.rng.choice(["Greater", "Less", "GreaterOrEqual"])
+    if m.extra.random() < 0.3:
+        compare = m.extra.choice(["LessOrEqual", "Equal"] if m.integer else ["LessOrEqual"])
+    cond = m.node(compare, [a.name, b], a.shape, "bool")
+    if m.extra.random() < 0.25:
+        # Two conditions combined, or one negated.
+        logic = m.extra.choice(["And", "Or", "Xor", "Not"])
+        if logic == "Not":
+            cond = m.node("Not", [cond.name], a.shape, "bool")
+        else:
+            other = m.node("Less", [a.name, m.scalar(0)], a.shape, "bool")
+            cond = m.node(logic, [cond.name, other.name], a.shape, "bool")
     return m.node("Where", [cond.name, a.name, b], a.shape)
 
 
 def _clip(m: _Maker) -> Value | None:
-    if m.dtype == "int32":
+    if m.integer:
         return None
     a = m.pick()
     low = m.const(np.array(-m.rng.uniform(0.1, 1.0), m.dtype))
@@ -191,20 +251,25 @@ def _clip(m: _Maker) -> Value | None:
 def _matmul(m: _Maker) -> Value | None:
     a = m.pick(_rank_at_least(2 if m.symbolic else 1))
     k = a.shape[-1]
-    n = m.rng.choice([1, 3, 8, 16, 17, 32, 64])
+    n = m.size(m.rng.choice([1, 3, 8, 16, 17, 32, 64]))
     if not m.symbolic and len(a.shape) == 3 and m.rng.random() < 0.3:
         # Scores of a value against itself, as attention does: [B, M, K] x [B, K, M].
         t = m.node("Transpose", [a.name], (a.shape[0], a.shape[2], a.shape[1]), perm=[0, 2, 1])
         return m.node("MatMul", [a.name, t.name], (a.shape[0], a.shape[1], a.shape[1]))
+    if not m.symbolic and len(a.shape) in (2, 3) and m.extra.random() < 0.2:
+        # Broadcasting batch dims: [M, K] x [B, K, N] and [B, M, K] x [1, K, N].
+        batch = m.extra.choice([2, 3]) if len(a.shape) == 2 else 1
+        out = (batch if len(a.shape) == 2 else a.shape[0],) + (a.shape[-2], n)
+        return m.node("MatMul", [a.name, m.weight((batch, k, n), k)], out)
     shape = a.shape[:-1] + (n,) if len(a.shape) > 1 else (n,)
     return m.node("MatMul", [a.name, m.weight((k, n), k)], shape)
 
 
 def _gemm(m: _Maker) -> Value | None:
     a = m.pick(lambda v: len(v.shape) == 2)
-    if a is None or m.dtype == "int32":
+    if a is None or m.integer:
         return None
-    k, n = a.shape[1], m.rng.choice([1, 5, 16, 33, 64])
+    k, n = a.shape[1], m.size(m.rng.choice([1, 5, 16, 33, 64]))
     trans_b = m.rng.randint(0, 1)
     b = m.weight((n, k) if trans_b else (k, n), k)
     inputs = [a.name, b] + ([m.weight((n,), 1)] if m.rng.random() < 0.7 else [])
@@ -230,7 +295,7 @@ def _conv(m: _Maker) -> Value | None:
     elif kind < 0.3 and c % 2 == 0:
         group, out = 2, 2 * m.rng.choice([2, 4, 8])           # grouped
     else:
-        group, out = 1, m.rng.choice([4, 8, 16, 24, 32])
+        group, out = 1, m.size(m.rng.choice([4, 8, 16, 24, 32]))
     weight = m.weight((out, c // group, kernel, kernel), c // group * kernel * kernel)
     inputs = [a.name, weight] + ([m.weight((out,), 1)] if m.rng.random() < 0.6 else [])
     oh = (h + 2 * pad - span) // stride + 1
@@ -245,6 +310,12 @@ def _pool(m: _Maker) -> Value | None:
     if a is None or m.dtype != "float32":
         return None
     n, c, h, w = a.shape
+    if m.extra.random() < 0.15:  # pixels to channels and back
+        if h % 2 == 0 and w % 2 == 0 and m.extra.random() < 0.5:
+            return m.node("SpaceToDepth", [a.name], (n, c * 4, h // 2, w // 2), blocksize=2)
+        if c % 4 == 0:
+            return m.node("DepthToSpace", [a.name], (n, c // 4, h * 2, w * 2), blocksize=2,
+                          mode=m.extra.choice(["DCR", "CRD"]))
     if m.rng.random() < 0.25:
         return m.node(m.rng.choice(["GlobalAveragePool", "GlobalMaxPool"]), [a.name],
                       (n, c, 1, 1))
@@ -263,6 +334,15 @@ def _batch_norm(m: _Maker) -> Value | None:
     if a is None or m.dtype != "float32":
         return None
     c = a.shape[1]
+    if m.extra.random() < 0.3:
+        if m.extra.random() < 0.5:
+            rng = m.extra_np_rng
+            scale, bias = rng.uniform(0.5, 1.5, c), rng.normal(0, 0.2, c)
+            return m.node("InstanceNormalization",
+                          [a.name, m.const(scale.astype("float32")),
+                           m.const(bias.astype("float32"))], a.shape, epsilon=1e-5)
+        return m.node("MeanVarianceNormalization", [a.name], a.shape,
+                      axes=list(range(2, len(a.shape))))
     rng = m.np_rng
     params = [rng.uniform(0.5, 1.5, c), rng.normal(0, 0.2, c), rng.normal(0, 0.2, c),
               rng.uniform(0.5, 2.0, c)]
@@ -283,7 +363,7 @@ def _layer_norm(m: _Maker) -> Value | None:
 def _softmax(m: _Maker) -> Value | None:
     a = m.pick()
     axis = m.axis(a)
-    if axis is None or m.dtype == "int32":
+    if axis is None or m.integer:
         return None
     return m.node(m.rng.choice(["Softmax", "Softmax", "LogSoftmax"]), [a.name], a.shape,
                   axis=axis)
@@ -297,8 +377,17 @@ def _reduce(m: _Maker) -> Value | None:
     keep = m.rng.randint(0, 1)
     shape = tuple(1 if i == axis else d for i, d in enumerate(a.shape)) if keep else \
         tuple(d for i, d in enumerate(a.shape) if i != axis)
-    op = m.rng.choice(["ReduceSum", "ReduceMax"] if m.dtype == "int32"
+    op = m.rng.choice(["ReduceSum", "ReduceMax"] if m.integer
                       else ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"])
+    if m.extra.random() < 0.3:
+        if m.integer:  # ties are common among small integers: which index is taken
+            found = m.node(m.extra.choice(["ArgMax", "ArgMin"]), [a.name], shape, "int64",
+                           axis=axis, keepdims=keep, select_last_index=m.extra.randint(0, 1))
+            if m.dtype == "int64":
+                return found
+            return m.node("Cast", [found.name], shape, to=_ELEM[m.dtype])
+        op = m.extra.choice(["ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp",
+                             "ReduceProd"])
     if op == "ReduceSum":  # axes is an input from opset 13 on; an attribute for the others
         return m.node(op, [a.name, m.const(np.array([axis], np.int64))], shape, keepdims=keep)
     return m.node(op, [a.name], shape, axes=[axis], keepdims=keep)
@@ -308,6 +397,9 @@ def _transpose(m: _Maker) -> Value | None:
     a = m.pick(_rank_at_least(2))
     if a is None:
         return None
+    if not m.integer and m.extra.random() < 0.15:
+        k = m.const(np.array(m.extra.randint(-2, 2), np.int64))
+        return m.node("Trilu", [a.name, k], a.shape, upper=m.extra.randint(0, 1))
     low = 1 if m.symbolic else 0
     rest = list(range(low, len(a.shape)))
     m.rng.shuffle(rest)
@@ -450,42 +542,51 @@ def _unsqueeze(m: _Maker) -> Value | None:
 
 
 def _cast_round_trip(m: _Maker) -> Value | None:
-    """To the other float type and back (exact for float32 values in float64)."""
+    """To another type and back, exact both ways: float32 through float64; an input of a
+    float32 model through int32 (truncated: only of inputs, as the steps); int32 through
+    float64 or int64; int64 through int32 (the values stay small)."""
+    if m.dtype == "float32" and m.extra.random() < 0.3:
+        a = m.rng.choice(m.inputs)
+        scaled = m.node("Mul", [a.name, m.const(np.array(4.0, np.float32))], a.shape)
+        whole = m.node("Cast", [scaled.name], a.shape, "int32", to=TensorProto.INT32)
+        return m.node("Cast", [whole.name], a.shape, "float32", to=TensorProto.FLOAT)
     a = m.pick()
-    if m.dtype != "float32":
+    if m.dtype == "float64":
         return None
-    wide = m.node("Cast", [a.name], a.shape, "float64", to=TensorProto.DOUBLE)
-    return m.node("Cast", [wide.name], a.shape, "float32", to=TensorProto.FLOAT)
+    via = {"float32": "float64", "int64": "int32"}.get(m.dtype) or \
+        m.extra.choice(["float64", "int64"])
+    wide = m.node("Cast", [a.name], a.shape, via, to=_ELEM[via])
+    return m.node("Cast", [wide.name], a.shape, m.dtype, to=_ELEM[m.dtype])
 
 
 # op -> (weight, generator, dtypes it takes)
 OPS: dict[str, tuple[float, Callable[[_Maker], Value | None], tuple[str, ...]]] = {
-    "unary": (6, _unary, ("float32", "float64", "int32")),
+    "unary": (6, _unary, ("float32", "float64", "int32", "int64")),
     "sqrt": (1, _sqrt_abs, ("float32", "float64")),
     "step": (0.5, _step, ("float32", "float64")),
-    "binary": (6, _binary, ("float32", "float64", "int32")),
+    "binary": (6, _binary, ("float32", "float64", "int32", "int64")),
     "div": (1, _divide, ("float32", "float64")),
-    "where": (1, _where, ("float32", "float64", "int32")),
+    "where": (1, _where, ("float32", "float64", "int32", "int64")),
     "clip": (1, _clip, ("float32",)),
-    "matmul": (4, _matmul, ("float32", "float64", "int32")),
+    "matmul": (4, _matmul, ("float32", "float64", "int32", "int64")),
     "gemm": (2, _gemm, ("float32", "float64")),
     "conv": (6, _conv, ("float32",)),
     "pool": (2, _pool, ("float32",)),
     "batch_norm": (2, _batch_norm, ("float32",)),
     "layer_norm": (1, _layer_norm, ("float32",)),
     "softmax": (2, _softmax, ("float32", "float64")),
-    "reduce": (2, _reduce, ("float32", "float64", "int32")),
-    "transpose": (2, _transpose, ("float32", "float64", "int32")),
-    "reshape": (2, _reshape, ("float32", "float64", "int32")),
-    "flatten": (1, _flatten, ("float32", "float64", "int32")),
-    "slice": (2, _slice, ("float32", "float64", "int32")),
-    "concat": (2, _concat, ("float32", "float64", "int32")),
-    "split": (1, _split, ("float32", "float64", "int32")),
-    "gather": (1, _gather, ("float32", "float64", "int32")),
-    "expand": (1, _expand, ("float32", "float64", "int32")),
-    "pad": (1, _pad, ("float32", "float64", "int32")),
-    "unsqueeze": (1, _unsqueeze, ("float32", "float64", "int32")),
-    "cast": (1, _cast_round_trip, ("float32",)),
+    "reduce": (2, _reduce, ("float32", "float64", "int32", "int64")),
+    "transpose": (2, _transpose, ("float32", "float64", "int32", "int64")),
+    "reshape": (2, _reshape, ("float32", "float64", "int32", "int64")),
+    "flatten": (1, _flatten, ("float32", "float64", "int32", "int64")),
+    "slice": (2, _slice, ("float32", "float64", "int32", "int64")),
+    "concat": (2, _concat, ("float32", "float64", "int32", "int64")),
+    "split": (1, _split, ("float32", "float64", "int32", "int64")),
+    "gather": (1, _gather, ("float32", "float64", "int32", "int64")),
+    "expand": (1, _expand, ("float32", "float64", "int32", "int64")),
+    "pad": (1, _pad, ("float32", "float64", "int32", "int64")),
+    "unsqueeze": (1, _unsqueeze, ("float32", "float64", "int32", "int64")),
+    "cast": (1, _cast_round_trip, ("float32", "int32", "int64")),
 }
 
 _IMAGE_SIDES = [5, 7, 8, 9, 12, 14, 16]
@@ -496,17 +597,24 @@ def _input_shape(m: _Maker, batch: int) -> tuple[int, ...]:
     kind = m.rng.random()
     if kind < 0.45 and m.dtype == "float32":  # an image batch, NCHW
         side = m.rng.choice(_IMAGE_SIDES)
-        return (batch, m.rng.choice([1, 3, 4, 8, 16]), side, side + m.rng.choice([0, 0, 1]))
+        if m.max_size is not None:
+            side = min(side, max(m.max_size, 5))  # a 3x3 or 5x5 kernel still fits
+        return (batch, m.size(m.rng.choice([1, 3, 4, 8, 16])), side,
+                side + m.rng.choice([0, 0, 1]))
     rank = m.rng.choice([2, 2, 3, 3, 4])
-    return (batch,) + tuple(m.rng.choice(_SIZES) for _ in range(rank - 1))
+    return (batch,) + tuple(m.size(m.rng.choice(_SIZES)) for _ in range(rank - 1))
 
 
-def generate(seed: int, max_nodes: int = 30) -> GeneratedModel:
-    """The model of ``seed``: 1 to ``max_nodes`` nodes, valid by construction."""
+def generate(seed: int, max_nodes: int = 30, max_size: int | None = None) -> GeneratedModel:
+    """The model of ``seed``: 1 to ``max_nodes`` nodes, valid by construction; ``max_size``
+    caps the sizes drawn (dims of inputs, matmul and conv widths), all else drawn alike."""
     rng = random.Random(seed)
+    extra = random.Random(seed ^ 0x1F0E43)
     dtype = rng.choices(["float32", "float64", "int32"], [0.85, 0.1, 0.05])[0]
+    if dtype == "int32" and extra.random() < 0.5:
+        dtype = "int64"
     symbolic = rng.random() < 0.2
-    m = _Maker(rng, dtype, symbolic)
+    m = _Maker(rng, dtype, symbolic, extra=extra, max_size=max_size)
     batch = rng.choice([1, 1, 2, 3])
     inputs = [Value(f"in{i}", _input_shape(m, batch), dtype)
               for i in range(rng.choice([1, 1, 1, 2]))]
@@ -558,8 +666,8 @@ def _feeds(inputs: list[Value], rng: np.random.Generator, dtype: str,
     feeds = {}
     for v in inputs:
         shape = ((batch,) + v.shape[1:]) if batch is not None else v.shape
-        if dtype == "int32":
-            feeds[v.name] = rng.integers(-5, 6, shape).astype(np.int32)
+        if dtype in _INTS:
+            feeds[v.name] = rng.integers(-5, 6, shape).astype(dtype)
         else:
             feeds[v.name] = rng.standard_normal(shape).astype(dtype)
     return feeds

@@ -120,10 +120,12 @@ class LpNormalization(Converter):
 
 @converter
 class MeanVarianceNormalization(Converter):
-    """MeanVarianceNormalization(axes=[0, 2, 3]) -> (x - mean) / sqrt(mean((x - mean)^2) +
-    1e-9), onnxruntime's epsilon."""
+    """MeanVarianceNormalization(axes=[0, 2, 3]) -> (x - mean) / sqrt(mean((x - mean)^2)): no
+    epsilon, as the ONNX function and onnxruntime (a constant group, such as one element, is
+    0 / 0 = NaN); the variance of the centred values, which the function's E[x^2] - E[x]^2
+    equals but for rounding."""
 
-    graph_ops = ("mean", "subtract", "multiply", "add", "sqrt", "divide")
+    graph_ops = ("mean", "subtract", "multiply", "sqrt", "divide")
 
     @classmethod
     def _impl_v13(cls, cx: GraphBuilder, node: Node, inputs: list[Value]) -> Value:
@@ -132,8 +134,7 @@ class MeanVarianceNormalization(Converter):
         axes = cx.axes(node.attr("axes", [0, 2, 3]), cx.rank(x))
         centred = cx.op("subtract", x, cx.op("mean", x, axes=axes, keepdims=1))
         variance = cx.op("mean", cx.op("multiply", centred, centred), axes=axes, keepdims=1)
-        return cx.op("divide", centred,
-                     cx.op("sqrt", cx.op("add", variance, cx.scalar(1e-9, x))))
+        return cx.op("divide", centred, cx.op("sqrt", variance))
 
 
 @converter

@@ -4,9 +4,10 @@
   ``exclusive`` and ``reverse`` forms only move the triangle's diagonal and side), so it runs on
   the matmul kernel and its default schedules; O(n²) work per row, fine for the sequence
   lengths of position ids and masks.
-- Trilu is a ``where`` with a constant boolean mask of its last two axes.
+- Trilu is a ``where`` with a constant boolean mask of its last two axes (where one of them
+  is symbolic, a mask computed from ``iota``s of the two axes).
 
-The triangular axes must have static sizes (the constants are built at import).
+CumSum's axis must have a static size (the constant is built at import).
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ def _static(cx: GraphBuilder, x: Value, axes: list[int], op: str) -> list[int]:
         raise cx.error(f"{op} needs static sizes on axes {axes}, but the input has shape "
                        f"{['?' if d is None else d for d in shape]}")
     return [int(shape[a]) for a in axes]  # type: ignore[arg-type]
+
+
+def _positions(cx: GraphBuilder, x: Value, axis: int) -> Value:
+    """0, 1, ..., n - 1 along ``axis`` of ``x``: a constant where n is static."""
+    n = cx.shape(x)[axis]
+    return np.arange(n, dtype=np.int64) if n is not None else cx.op("iota", x, axis=axis)
 
 
 @converter
@@ -68,7 +75,7 @@ class CumSum(Converter):
 class Trilu(Converter):
     """Trilu(upper) with an optional constant k -> where(triangular mask, x, 0)."""
 
-    graph_ops = ("where",)
+    graph_ops = ("where", "iota", "reshape", "subtract", "greater_equal", "less_equal")
     constants = {1: "k"}
 
     @classmethod
@@ -79,7 +86,17 @@ class Trilu(Converter):
         rank = cx.rank(x)
         if rank < 2:
             raise cx.error(f"the input must have rank >= 2, got rank {rank}")
-        rows, cols = _static(cx, x, [rank - 2, rank - 1], "Trilu")
-        diagonal = np.arange(cols)[None, :] - np.arange(rows)[:, None]
-        keep = diagonal >= k if node.attr("upper", 1) else diagonal <= k
+        upper = bool(node.attr("upper", 1))
+        shape = cx.shape(x)
+        if shape[rank - 2] is not None and shape[rank - 1] is not None:
+            rows, cols = int(shape[rank - 2]), int(shape[rank - 1])
+            diagonal = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+            keep = diagonal >= k if upper else diagonal <= k
+            return cx.op("where", keep, x, cx.scalar(0, x))
+        # A symbolic side: the mask from run-time ranges of the two axes.
+        row = cx.reshape(_positions(cx, x, rank - 2), [-1, 1])
+        col = cx.reshape(_positions(cx, x, rank - 1), [1, -1])
+        diagonal = cx.op("subtract", col, row)
+        keep = cx.op("greater_equal" if upper else "less_equal", diagonal,
+                     np.array(k, np.int64))
         return cx.op("where", keep, x, cx.scalar(0, x))
