@@ -73,6 +73,7 @@ class Function:
         # Results whose shapes the fast path computes from the inputs' before the call.
         self._dynamic_results = any(d is None for r in signature.results for d in r.shape)
         self._result_shapes_of = shape_function(signature) if self._dynamic_results else None
+        self._ranks = tuple(len(a.shape) for a in signature.args)
 
     def __repr__(self) -> str:
         return f"<mlcir.Function {self.signature.describe()}>"
@@ -225,12 +226,14 @@ class Function:
         the inputs' shapes (the native call allocates results of those shapes); None (the
         checked path then explains) when the inputs are not arrays of the signature's ranks
         or their shapes do not bind."""
-        sig = self.signature
-        if len(inputs) != len(sig.args) or not all(
-                type(a) is np.ndarray and a.ndim == len(spec.shape)
-                for a, spec in zip(inputs, sig.args)):
+        if len(inputs) != len(self._ranks):
             return None
-        return self._result_shapes_of([a.shape for a in inputs])
+        shapes = []
+        for array, rank in zip(inputs, self._ranks):
+            if type(array) is not np.ndarray or array.ndim != rank:
+                return None
+            shapes.append(array.shape)
+        return self._result_shapes_of(shapes)
 
     def run(self, inputs: "dict[str, Any]") -> dict[str, np.ndarray]:
         """Inputs and outputs by name: ``{input name: array}`` in, ``{output name: array}``

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from mlcir.errors import DimMismatchError, RuntimeInputError
 
@@ -132,24 +132,47 @@ def shape_function(signature: Signature
                    ) -> Callable[[Sequence[Sequence[int]]], tuple[tuple[int, ...], ...] | None]:
     """:func:`result_shapes` made once per function for the fast call path: the result shapes
     for arguments of the given shapes (their ranks checked beforehand), or None wherever
-    :func:`result_shapes` would raise (the checked path then explains)."""
+    :func:`result_shapes` would raise (the checked path then explains). A result dim that is a
+    plain symbol is read from the argument dim that binds it; only other expressions build the
+    sizes of the symbols."""
     plan = _plan(signature)
     if plan is None:
         static = tuple(tuple(spec.shape) for spec in signature.results)  # type: ignore[arg-type]
         return lambda _shapes: static
     if any(dims is None for dims in plan):
         return lambda _shapes: None
-    bindings = [(i, axis, symbol) for i, spec in enumerate(signature.args)
-                for axis, symbol in enumerate(spec.symbols) if symbol is not None]
+    first: dict[str, tuple[int, int]] = {}
+    checks: list[tuple[int, int, int, int]] = []  # two argument dims of one symbol
+    for i, spec in enumerate(signature.args):
+        for axis, symbol in enumerate(spec.symbols):
+            if symbol is None:
+                continue
+            if symbol in first:
+                checks.append((i, axis, *first[symbol]))
+            else:
+                first[symbol] = (i, axis)
+    # Per result dim: a static size, the (argument, axis) of a plain symbol, or an expression.
+    dims_of: list[list[Any]] = []
+    for spec, dims in zip(signature.results, plan):
+        symbols = spec.symbols or (None,) * len(spec.shape)
+        dims_of.append([d if isinstance(d, int) else first[sym] if sym in first else d
+                        for d, sym in zip(dims, symbols)])  # type: ignore[union-attr]
+    needs_sizes = any(callable(d) for dims in dims_of for d in dims)
 
     def shapes(arg_shapes: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...] | None:
-        sizes: dict[str, int] = {}
-        for i, axis, symbol in bindings:
-            size = arg_shapes[i][axis]
-            if sizes.setdefault(symbol, size) != size:
+        for i, axis, j, other in checks:
+            if arg_shapes[i][axis] != arg_shapes[j][other]:
                 return None
-        return tuple(tuple(d if type(d) is int else d(sizes) for d in dims)  # type: ignore[union-attr]
-                     for dims in plan)
+        sizes = ({symbol: arg_shapes[i][axis] for symbol, (i, axis) in first.items()}
+                 if needs_sizes else {})
+        out = []
+        for dims in dims_of:
+            shape = []
+            for d in dims:
+                shape.append(d if type(d) is int else
+                             arg_shapes[d[0]][d[1]] if type(d) is tuple else d(sizes))
+            out.append(tuple(shape))
+        return tuple(out)
 
     return shapes
 
