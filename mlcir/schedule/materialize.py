@@ -339,10 +339,9 @@ class Emitter:
     def _peels(self, block: Block, group: list[int], last: bool) -> bool:
         """Whether the loop ``group`` (one loop) is peeled: it tiles a dynamic dim, or a static
         spatial one out of the lanes with a partial last tile (``last``: no tiling loop follows
-        it), right above that
-        dim's innermost level, the vector tile's, and nothing is placed at or under it. A
-        masked vector tile of a static partial tile reads and writes its accumulators at every
-        step (docs/decisions.md#partial-tiles)."""
+        it), right above that dim's innermost level, the vector tile's, and nothing is placed
+        at or under it. A masked vector tile of a static partial tile reads and writes its
+        accumulators at every step (docs/decisions.md#partial-tiles)."""
         if len(group) != 1 or len(self.state.loops[group[0]].parts) != 1:
             return False
         lid = group[0]
