@@ -43,10 +43,23 @@ class CliError(Exception):
 _SHAPE_ITEM = re.compile(r"\s*,?\s*([^\s,\[\]]+?):\[([^\]]*)\]\s*")
 
 
-def parse_input_shapes(text: str) -> dict[str, list[int | None]]:
+def _dim(text: str) -> int | None | tuple[int, int]:
+    """One dim of ``--input-shapes``: ``784``, ``?``/``-1`` (dynamic) or ``1..64`` (a range)."""
+    if text in ("?", "-1"):
+        return None
+    if ".." in text:
+        low, high = (int(v) for v in text.split("..", 1))
+        if not 1 <= low <= high:
+            raise ValueError(text)
+        return (low, high)
+    return int(text)
+
+
+def parse_input_shapes(text: str) -> dict[str, list[Any]]:
     """``"x:[1,784] mask:[1,?]"`` (entries separated by spaces or commas; ``?`` or ``-1`` for
-    a dynamic dim) → ``{"x": [1, 784], "mask": [1, None]}``."""
-    shapes: dict[str, list[int | None]] = {}
+    a dynamic dim, ``low..high`` for a range to tune over) → ``{"x": [1, 784], "mask": [1,
+    None]}`` (a range as ``(low, high)``)."""
+    shapes: dict[str, list[Any]] = {}
     pos = 0
     while pos < len(text):
         match = _SHAPE_ITEM.match(text, pos)
@@ -55,11 +68,11 @@ def parse_input_shapes(text: str) -> dict[str, list[int | None]]:
                            "entries like 'x:[1,784]' separated by spaces")
         name, dims = match.group(1), match.group(2)
         try:
-            shapes[name] = [None if d.strip() in ("?", "-1") else int(d)
-                            for d in dims.split(",") if d.strip()]
+            shapes[name] = [_dim(d.strip()) for d in dims.split(",") if d.strip()]
         except ValueError:
-            raise CliError(f"--input-shapes: bad dimension in '{name}:[{dims}]' (integers, or "
-                           "'?' for a dynamic dim)") from None
+            raise CliError(f"--input-shapes: bad dimension in '{name}:[{dims}]' (integers, "
+                           "'?' for a dynamic dim, or 'low..high' for a range to tune "
+                           "over)") from None
         pos = match.end()
     if not shapes:
         raise CliError("--input-shapes is empty; expected entries like 'x:[1,784]'")
@@ -95,6 +108,9 @@ def import_model(path: str, model_format: str | None, input_shapes: str | None):
         raise CliError(f"{path}: no such file")
     fmt = _model_format(source, model_format)
     shapes = parse_input_shapes(input_shapes) if input_shapes else None
+    if shapes and any(isinstance(d, tuple) for dims in shapes.values() for d in dims):
+        raise CliError("--input-shapes: a range ('low..high') is for `mlcir tune` (tuning the "
+                       "dynamic kernels over it); here give sizes or '?'")
     if fmt == "onnx":
         from mlcir.frontend import from_onnx
 
@@ -395,7 +411,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     # Without the hardware to measure on, fail now rather than record each candidate as failed.
     backend_for(target).require_runner(target)
     sizes = parse_input_sizes(args.input_shapes) if args.input_shapes else []
-    if len(sizes) > 1:  # specialisations of the dynamic model
+    ranges = _ranges(sizes)
+    if ranges is not None:  # the dynamic kernels tuned over the ranges
+        module = import_model(args.model, args.model_format, None)
+        sizes = []
+    elif len(sizes) > 1:  # specialisations of the dynamic model
         module = import_model(args.model, args.model_format, None)
         if any(None in shape for size in sizes for shape in size.values()):
             raise CliError("--input-shapes: a size to specialise has every dim given ('?' "
@@ -413,8 +433,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             num_trials_per_iter=args.trials_per_round, seed=args.seed,
             cost_model=args.cost_model, verbose=0 if args.quiet else 2 if args.verbose else 1,
             task_scheduler=args.task_scheduler, builders=args.builders, runner=runner,
-            input_shapes=sizes if len(sizes) > 1 else None)
-        if args.confirm and len(sizes) <= 1 and target.kind == "llvm" and not target.names_cpu:
+            input_shapes=sizes if len(sizes) > 1 else None, input_ranges=ranges)
+        if args.confirm and len(sizes) <= 1 and ranges is None and target.kind == "llvm" and not target.names_cpu:
             from mlcir.confirm import confirm_in_model
 
             confirmation = confirm_in_model(module, db, target)
@@ -466,6 +486,20 @@ def _add_model_options(p: argparse.ArgumentParser, sizes: bool = False) -> None:
                    help="the target, e.g. 'llvm', 'llvm -threads=2', 'llvm -opt-level=2', "
                         "'cuda', 'cuda -arch=sm_80 -format=isa' (default: llvm; compiling for "
                         "cuda needs no GPU, running does)")
+
+
+def _ranges(sizes: list[dict[str, list[Any]]]) -> dict[str, list[Any]] | None:
+    """The ranges to tune over when ``--input-shapes`` gives one (``x:[1..64,784]``), else
+    None."""
+    if not any(isinstance(d, tuple) for size in sizes for dims in size.values() for d in dims):
+        return None
+    if len(sizes) > 1:
+        raise CliError("--input-shapes: ranges ('low..high') tune one dynamic build; give one "
+                       "entry per input, not several sizes")
+    if any(d is None for dims in sizes[0].values() for d in dims):
+        raise CliError("--input-shapes: with ranges, give every dynamic dim a range "
+                       "('low..high') or a size, not '?'")
+    return sizes[0]
 
 
 def parse_input_sizes(entries: list[str]) -> list[dict[str, list[int | None]]]:

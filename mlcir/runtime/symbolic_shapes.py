@@ -9,7 +9,9 @@ to an operand dim that it follows exactly (``N`` through matmul, add, relu…) o
 (``N - 1`` for a slice); a reshape's dims worked out exactly (``N*S`` for a flatten, ``N``
 again when it is split back). ``tensor.concat`` adds its operands' dims along its axis; an
 ``scf.for`` whose carried tensors are written in place keeps their dims, and a
-``tensor.empty`` sized by ``tensor.dim`` of a value has that value's dims.
+``tensor.empty`` sized by ``tensor.dim`` of a value has that value's dims; a linalg op's or
+an ``insert_slice``'s results have their destinations' dims (a loop-level kernel's results
+follow its destination arguments, so tuning can call a dynamic kernel alone).
 Anything else (an op whose dim cannot be matched) leaves the dim unknown: a result with one
 then needs an output array from the caller, as before.
 """
@@ -23,6 +25,7 @@ from mlir import ir
 
 from mlcir.dialects import ALL_OPS
 from mlcir.dialects.dims import Dim, result_dims
+from mlcir.passes.graph_to_loop import linalg_outputs
 
 # A value's dims: an int (static), a Dim (symbolic) or None (unknown).
 Dims = tuple["int | Dim | None", ...]
@@ -134,6 +137,22 @@ def _carried_in_place(loop: ir.Operation) -> bool:
     return True
 
 
+# Ops whose result is written into one operand, by the operand's position.
+_WRITES_INTO = {"tensor.insert_slice": 1, "bufferization.materialize_in_destination": 1}
+
+
+def _destinations(op: ir.Operation) -> list[int] | None:
+    """The operand positions whose sizes a destination-passing op's results have (a linalg
+    op's ``outs``, the tensor an ``insert_slice`` writes into): a loop-level kernel's results
+    follow its destination arguments. None for any other op."""
+    if op.name in _WRITES_INTO:
+        return [_WRITES_INTO[op.name]]
+    outputs = linalg_outputs(op)
+    if outputs is None or len(outputs) != len(op.results):
+        return None
+    return list(range(len(op.operands) - len(outputs), len(op.operands)))
+
+
 def _body_dims(fn: ir.Operation, arg_dims: Sequence[Dims], depth: int = 0) -> list[Dims]:
     """The dims of ``fn``'s results from its arguments' dims."""
     entry = fn.regions[0].blocks[0]
@@ -158,6 +177,8 @@ def _body_dims(fn: ir.Operation, arg_dims: Sequence[Dims], depth: int = 0) -> li
             new = [_empty_dims(op.operation, of)]
         elif name == "scf.for" and _carried_in_place(op.operation):
             new = operands[3:]  # the initial values' dims (lower, upper, step come first)
+        elif (written := _destinations(op.operation)) is not None:
+            new = [operands[i] for i in written]
         for result, value_dims in zip(op.results, new):
             dims[result] = value_dims
     return []

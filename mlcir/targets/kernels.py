@@ -22,9 +22,26 @@ def canonical_text(module: ir.Module) -> str:
                                     assume_verified=True)
 
 
+# Function attributes that say how tuning measures a kernel, not what it computes (the sizes a
+# dynamic kernel is timed at): left out of its workload hash.
+MEASUREMENT_ATTR_PREFIX = "tune."
+
+
 def workload_hash(module: ir.Module) -> str:
-    """The key of a workload in tuning records."""
-    return hashlib.sha256(canonical_text(module).encode()).hexdigest()[:24]
+    """The key of a workload in tuning records (measurement attributes left out)."""
+    return hashlib.sha256(canonical_text(_without_measurement(module)).encode()).hexdigest()[:24]
+
+
+def _without_measurement(module: ir.Module) -> ir.Module:
+    fns = [op for op in module.body.operations if op.operation.name == "func.func"]
+    if not any(a.startswith(MEASUREMENT_ATTR_PREFIX) for fn in fns for a in fn.attributes):
+        return module
+    module = clone_module(module)
+    for fn in module.body.operations:
+        if fn.operation.name == "func.func":
+            for name in [a for a in fn.attributes if a.startswith(MEASUREMENT_ATTR_PREFIX)]:
+                del fn.attributes[name]
+    return module
 
 
 def kernel_functions(module: ir.Module) -> list[func.FuncOp]:

@@ -10,6 +10,7 @@ builds and runs candidates in worker processes, which contain that (:mod:`.build
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
@@ -19,18 +20,42 @@ from mlcir.runtime import aligned_array
 from mlcir.targets import compile_module
 from mlcir.schedule import Schedule, ScheduleError
 
+from .kernel_sizes import attached
 
-def random_inputs(executable: Any, function: str = "main", seed: int = 0) -> list[np.ndarray]:
-    """Random arrays for every argument of a compiled function (64-byte aligned)."""
+
+def random_inputs(executable: Any, function: str = "main", seed: int = 0,
+                  shapes: Sequence[Sequence[int]] | None = None) -> list[np.ndarray]:
+    """Random arrays for every argument of a compiled function (64-byte aligned); a dynamic
+    dim is 1 unless ``shapes`` gives each argument's shape."""
     rng = np.random.default_rng(seed)
     arrays = []
-    for arg in executable[function].signature.args:
-        shape = tuple(1 if d is None else d for d in arg.shape)
+    for i, arg in enumerate(executable[function].signature.args):
+        shape = tuple(shapes[i]) if shapes is not None else \
+            tuple(1 if d is None else d for d in arg.shape)
         if np.issubdtype(arg.dtype, np.floating):
             data = rng.standard_normal(shape).astype(arg.dtype)
         else:
             data = rng.integers(0, 8, shape).astype(arg.dtype)
         arrays.append(aligned_array(data))
+    return arrays
+
+
+def reference_arrays(executable: Any, kernel: ir.Module) -> dict[str, np.ndarray]:
+    """A workload's reference data: random inputs and the outputs of ``executable`` (its
+    kernel compiled without a schedule) on them, as ``input<i>``/``output<i>``; a dynamic
+    kernel with sizes to be measured at (:mod:`.kernel_sizes`) has a set per size,
+    ``size<j>.input<i>``, and their ``weights``."""
+    sizes = attached(kernel)
+    runs = [("", None)] if sizes is None else [(f"size{j}.", s) for j, s in enumerate(sizes[0])]
+    arrays: dict[str, np.ndarray] = {}
+    for prefix, shapes in runs:
+        inputs = random_inputs(executable, shapes=shapes)
+        outputs = executable.main(*[a.copy() for a in inputs])
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        arrays.update({f"{prefix}input{i}": a for i, a in enumerate(inputs)})
+        arrays.update({f"{prefix}output{i}": np.asarray(o) for i, o in enumerate(outputs)})
+    if sizes is not None:
+        arrays["weights"] = np.asarray(sizes[1], dtype=np.float64)
     return arrays
 
 

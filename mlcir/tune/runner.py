@@ -23,7 +23,7 @@ from mlcir.target import Target
 
 from .builder import BuildResult
 from .database import trace_key
-from .evaluation import random_inputs
+from .evaluation import reference_arrays
 from .worker_process import WorkerProcess
 
 
@@ -84,11 +84,7 @@ class LocalRunner:
         ex = compile_module(kernel)
         self._signatures[workload] = ex["main"].signature.to_json()
         if not path.exists():
-            inputs = random_inputs(ex)
-            outputs = ex.main(*[a.copy() for a in inputs])
-            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-            arrays = {f"input{i}": a for i, a in enumerate(inputs)}
-            arrays.update({f"output{i}": np.asarray(o) for i, o in enumerate(outputs)})
+            arrays = reference_arrays(ex, kernel)
             tmp = path.with_suffix(".tmp.npz")
             np.savez(tmp, **arrays)
             tmp.rename(path)

@@ -33,6 +33,7 @@ from mlcir.target import Target
 from .cost_model import CostModel
 from .database import trace_key
 from .features import FeatureExtractor
+from .kernel_sizes import sampling_schedule
 from .space import default_space
 
 
@@ -63,6 +64,15 @@ class SearchContext:
     best_traces: list[dict[str, Any]] = field(default_factory=list)  # fastest first
     default_trace: dict[str, Any] | None = None  # the target's default schedule: a seed
     maker: CandidateMaker | None = None  # makes batches of candidates; None: here
+    _schedule_type: type[Schedule] | None = field(default=None, repr=False)
+
+    @property
+    def schedule_type(self) -> type[Schedule]:
+        """What candidates are drawn and scored on: a dynamic kernel's dims read at a
+        representative size (:func:`.kernel_sizes.sampling_schedule`)."""
+        if self._schedule_type is None:
+            self._schedule_type = sampling_schedule(self.kernel)
+        return self._schedule_type
 
     def candidate(self, sch: Schedule) -> Candidate:
         """The candidate of a shaped schedule: its trace, features and key."""
@@ -71,7 +81,7 @@ class SearchContext:
 
     def replayed(self, trace: dict[str, Any]) -> Candidate | None:
         """The candidate of ``trace`` replayed on the kernel (None if it no longer applies)."""
-        sch = Schedule(self.kernel)
+        sch = self.schedule_type(self.kernel)
         try:
             Trace.from_json(trace).apply_to_schedule(sch)
         except ScheduleError:
@@ -114,7 +124,7 @@ class SearchStrategy(Protocol):
 def sample(cx: SearchContext, seed: int | None = None) -> Candidate | None:
     """A fresh sample of the space drawn with ``seed`` (None: the next of ``cx.rng``); None if
     the space rejected this draw."""
-    sch = Schedule(cx.kernel, seed=cx.rng.randrange(1 << 30) if seed is None else seed)
+    sch = cx.schedule_type(cx.kernel, seed=cx.rng.randrange(1 << 30) if seed is None else seed)
     try:
         cx.space(sch)
     except ScheduleError:
@@ -140,7 +150,7 @@ def mutate(cx: SearchContext, trace: dict[str, Any], rng: random.Random | None =
     for _ in range(attempts):
         chosen = {rng.choice(sampling)}
         for _ in range(len(sampling)):
-            sch = Schedule(cx.kernel, seed=rng.randrange(1 << 30))
+            sch = cx.schedule_type(cx.kernel, seed=rng.randrange(1 << 30))
             try:
                 base.apply_to_schedule(sch, decision_provider=partial(_redraw, chosen))
             except ScheduleError:

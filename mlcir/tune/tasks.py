@@ -10,6 +10,7 @@ kernels are one task whose weight counts every call.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,8 @@ from mlcir.targets import build_plan
 from mlcir.targets.stages import run_stages
 from mlcir.targets.kernels import (extract_kernel, flops, kernel_functions, workload_hash,
                                    workload_kernel)
+
+from .kernel_sizes import attach, call_shapes
 
 
 @dataclass
@@ -55,12 +58,17 @@ def _dynamic(fn: func.FuncOp) -> bool:
 
 
 def extract_tasks(model: ir.Module, target: Target | str = "llvm",
-                  layout: str | None = None, backend: Any = None) -> list[Task]:
+                  layout: str | None = None, backend: Any = None,
+                  sizes: Sequence[Mapping[str, Sequence[int]]] | None = None,
+                  weights: Sequence[float] | None = None) -> list[Task]:
     """The distinct kernels of ``model`` (graph or loop level) as a build for ``target``
     makes them (its plan's ``kernels`` stage; ``layout`` None: the module's), heaviest calls
-    counted. Kernels with dynamic dims are left out: they keep their default schedules,
-    planned at a representative size (docs/decisions.md#dynamic-defaults); tuning over size
-    ranges is not built (tune a model's sizes with ``input_shapes``).
+    counted. Kernels with dynamic dims are tasks only when ``sizes`` are given (input sizes
+    of ``main`` drawn from the ranges to tune over, :mod:`.kernel_sizes`; ``weights``: their
+    shares, equal by default): each such kernel carries its argument shapes at every size
+    and is measured at all of them. Without sizes, or where the shapes at its call cannot
+    be worked out, a dynamic kernel keeps its default schedule, planned at a representative
+    size (docs/decisions.md#dynamic-defaults).
     ``backend`` (a UMA backend or its name) partitions the model first, as ``mlcir.build``
     does: what it offloads are calls of external C functions, not kernels, so not tasks."""
     plan = build_plan(target, layout or module_layout(model))
@@ -73,13 +81,19 @@ def extract_tasks(model: ir.Module, target: Target | str = "llvm",
         lowered = run_stages(model, plan, schedule="none", until="kernels",
                              partition=partition).prepared.work
         counts = call_counts(lowered)
+        at_sizes = _shapes_at(lowered, sizes) if sizes else {}
+        weights = list(weights) if weights is not None else [1.0 / len(sizes or [1])] * len(
+            sizes or [1])
         tasks: dict[str, Task] = {}
         for fn in kernel_functions(lowered):
-            if _dynamic(fn):
-                continue
             name = fn.sym_name.value
+            if _dynamic(fn) and name not in at_sizes:
+                continue
             kernel = workload_kernel(extract_kernel(fn))
             h = workload_hash(kernel)
+            if _dynamic(fn) and h not in tasks:
+                n_args = len(kernel.body.operations[0].regions[0].blocks[0].arguments)
+                attach(kernel, [shapes[:n_args] for shapes in at_sizes[name]], weights)
             weight = max(counts.get(name, 0), 1)
             if h in tasks:
                 tasks[h].weight += weight
@@ -87,3 +101,14 @@ def extract_tasks(model: ir.Module, target: Target | str = "llvm",
             else:
                 tasks[h] = Task(name, h, kernel, weight, flops(kernel), [name])
         return list(tasks.values())
+
+
+def _shapes_at(lowered: ir.Module, sizes: Sequence[Mapping[str, Sequence[int]]]
+               ) -> dict[str, list[list[tuple[int, ...]]]]:
+    """Per kernel called from ``main``: its operand shapes at each of ``sizes`` (only the
+    kernels whose shapes are known at every size)."""
+    main = next(op for op in lowered.body.operations if isinstance(op, func.FuncOp)
+                and op.sym_name.value == "main")
+    per_size = [call_shapes(main, size) for size in sizes]
+    return {name: [found[name] for found in per_size] for name in per_size[0]
+            if all(name in found for found in per_size)}

@@ -42,6 +42,7 @@ from .database import (Database, Record, Specialization, TuningDatabase, trace_k
                        workload_hash)
 from .distributed import RayBuilder, RayCoordinator, RayRunner
 from .features import FeatureExtractor, make_feature_extractor
+from .kernel_sizes import RangeDim, input_symbols, sample_sizes
 from .progress import Progress, TaskRow
 from .run_info import record_run, role_settings, run_manifest
 from .runner import Runner, make_runner
@@ -243,6 +244,32 @@ class TaskTuner:
         return TuneResult(self.workload, self.key, sch.trace, best[0].mean_secs, sch, self.trials)
 
 
+def _range_sizes(module: ir.Module, ranges: Mapping[str, Sequence[RangeDim]] | None,
+                 count: int, given: Sequence[tuple[Mapping[str, Sequence[int]], float]] | None,
+                 seed: int) -> tuple[list[dict[str, tuple[int, ...]]] | None, list[float] | None]:
+    """The input sizes dynamic kernels are measured at, and their weights (None, None: the
+    dynamic kernels are not tuned)."""
+    if ranges is None and given is None:
+        return None, None
+    if ranges is not None and given is not None:
+        raise TuningError("give input_ranges or range_sizes, not both")
+    if given is not None:
+        if not given:
+            raise TuningError("range_sizes is empty")
+        total = sum(float(w) for _, w in given)
+        if total <= 0 or any(float(w) < 0 for _, w in given):
+            raise TuningError("range_sizes: weights must be >= 0 with a positive sum")
+        return ([{n: tuple(int(d) for d in s) for n, s in size.items()} for size, _ in given],
+                [float(w) / total for _, w in given])
+    check_count("range_samples", count)
+    main = next((op for op in module.body.operations if op.operation.name == "func.func"
+                 and ir.StringAttr(op.attributes["sym_name"]).value == "main"), None)
+    if main is None:
+        raise TuningError("input_ranges: the model has no function 'main'")
+    sizes = sample_sizes(input_symbols(main), ranges, count, seed)
+    return sizes, [1.0 / count] * count
+
+
 def check_count(name: str, value: Any, minimum: int = 1) -> None:
     """Refuse a count that is not an integer of at least ``minimum`` (a zero round size or
     builder count would make the tuner spin forever)."""
@@ -390,7 +417,11 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
                 feature_extractor: str | FeatureExtractor = "loop-nest",
                 database: TuningDatabase | None = None,
                 input_shapes: Sequence[Mapping[str, Sequence[int]]] | None = None,
-                backend: Any = None) -> TuningDatabase:
+                backend: Any = None,
+                input_ranges: Mapping[str, Sequence[RangeDim]] | None = None,
+                range_samples: int = 4,
+                range_sizes: Sequence[tuple[Mapping[str, Sequence[int]], float]] | None = None,
+                ) -> TuningDatabase:
     """Tune every kernel of a model; returns the database (``mlcir.build(mod, records=db)``).
     ``backend`` (a UMA backend or its name): its offloaded matches are not tuned (build with
     the same ``backend``).
@@ -403,7 +434,14 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
     copies and dispatches calls of those sizes to them (other sizes run the dynamic kernels,
     which the default space leaves unscheduled). Each kernel is measured alone:
     ``mlcir.confirm_in_model(mod, db, target)`` then keeps only the records that are faster
-    inside the whole model too (``mlcir tune`` does it by default)."""
+    inside the whole model too (``mlcir tune`` does it by default).
+
+    ``input_ranges`` (``{"input_ids": [(1, 8), (16, 512)]}``: per input, per dim a size or an
+    inclusive range) tunes the dynamic kernels themselves: each candidate is timed at
+    ``range_samples`` sizes drawn uniformly from the ranges (seeded by ``seed``) and scored
+    by their mean, so one record serves every size; ``range_sizes`` (``[({input: shape},
+    weight), ...]``) names the sizes and their weights instead (docs/tuning.md, "Tuning over
+    ranges")."""
     if max_trials_per_task is not None:
         check_count("max_trials_per_task", max_trials_per_task)
     target = Target.parse(target)
@@ -413,7 +451,8 @@ def tune_module(mod: Any, target: str | Target = "llvm", work_dir: str | Path = 
         with module.context:
             module = clone_module(module)
             add_specializations(module, [s.shape_dict() for s in specs])
-    tasks = extract_tasks(module, target, backend=backend)
+    sizes, weights = _range_sizes(module, input_ranges, range_samples, range_sizes, seed)
+    tasks = extract_tasks(module, target, backend=backend, sizes=sizes, weights=weights)
     config = TuneConfig(target, Path(work_dir), max_trials_global=max_trials_global,
                         max_trials_per_task=max_trials_per_task or max_trials_global,
                         num_trials_per_iter=num_trials_per_iter, seed=seed, verbose=verbose,

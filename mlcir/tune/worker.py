@@ -44,6 +44,7 @@ def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     from mlcir.targets import backend_for
 
     from .features import extract
+    from .kernel_sizes import sampling_schedule
 
     from .database import trace_key
 
@@ -59,8 +60,15 @@ def _build(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
         kernel = cache[kernel_path]
         start = time.perf_counter()
         sch = Schedule(kernel)
-        Trace.from_json(request["trace"]).apply_to_schedule(sch)
-        features = extract(sch)
+        trace = Trace.from_json(request["trace"])
+        trace.apply_to_schedule(sch)
+        scored = sampling_schedule(kernel)
+        if scored is not Schedule:  # a dynamic kernel's features at its representative size
+            sch_at = scored(kernel)
+            trace.apply_to_schedule(sch_at)
+            features = extract(sch_at)
+        else:
+            features = extract(sch)
         scheduled = sch.mod
         target = Target.parse(request["target"])
         backend_for(target).build_candidate(scheduled, target, request["out"])
@@ -72,10 +80,8 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
     from mlcir.errors import CudaDriverError
-    from mlcir.runtime.evaluator import PARALLEL_WARMUP_S, time_calls
     from mlcir.runtime.executable import Function
     from mlcir.runtime.library import CallbackErrors
-    from mlcir.runtime.memref import aligned_array
     from mlcir.runtime.signature import Signature
     from mlcir.target import Target
     from mlcir.targets import backend_for
@@ -87,9 +93,6 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
             cache[data_path] = {k: data[k] for k in data.files}
     data = cache[data_path]
     signature = Signature.from_json(request["signature"])
-    n_in = len(signature.args)
-    inputs = [aligned_array(data[f"input{i}"]) for i in range(n_in)]
-    expected = [data[f"output{i}"] for i in range(len(signature.results))]
     threads = int(request.get("threads", 0))
     if threads > 0:
         from mlcir.runtime.threads import set_num_threads
@@ -101,16 +104,42 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     except CudaDriverError as error:  # no driver or GPU here: the candidate cannot run
         return {"ok": False, "error": str(error)}
     fn = Function(signature, raw, CallbackErrors(), lib)
+    # A dynamic kernel tuned over ranges has a set of data per size and their weights: its
+    # time is the weighted sum of its times at each (mlcir/tune/kernel_sizes.py).
+    weights = data["weights"] if "weights" in data else None
+    prefixes = [""] if weights is None else [f"size{j}." for j in range(len(weights))]
+    total: list[float] | None = None
+    for j, prefix in enumerate(prefixes):
+        times = _time_one(fn, data, prefix, signature, request, threads)
+        if isinstance(times, str):
+            return {"ok": False, "error": times if weights is None else f"at size {j}: {times}"}
+        w = 1.0 if weights is None else float(weights[j])
+        total = [w * t for t in times] if total is None else \
+            [a + w * t for a, t in zip(total, times)]
+    return {"ok": True, "run_secs": total}
+
+
+def _time_one(fn: Any, data: dict[str, Any], prefix: str, signature: Any,
+              request: dict[str, Any], threads: int) -> list[float] | str:
+    """Check ``fn`` on the inputs ``<prefix>input<i>`` against ``<prefix>output<i>`` and time
+    it: the times of its repeats, or why its result is wrong."""
+    import numpy as np
+
+    from mlcir.runtime.evaluator import PARALLEL_WARMUP_S, time_calls
+    from mlcir.runtime.memref import aligned_array
+
+    inputs = [aligned_array(data[f"{prefix}input{i}"]) for i in range(len(signature.args))]
+    expected = [data[f"{prefix}output{i}"] for i in range(len(signature.results))]
     call, outputs = fn.prepare(*inputs)
     start = time.perf_counter()
     call()
     first = time.perf_counter() - start
     for i, (got, want) in enumerate(zip(outputs, expected)):
-        scale = max(float(np.abs(want).max()), 1e-6)
-        err = float(np.abs(got.astype(np.float64) - want).max()) / scale
+        scale = max(float(np.abs(want).max()), 1e-6) if want.size else 1.0
+        err = float(np.abs(got.astype(np.float64) - want).max()) / scale if want.size else 0.0
         if not math.isfinite(err) or err > request.get("rtol", 1e-3):
-            return {"ok": False, "error": f"wrong result: output {i} differs from the reference "
-                                          f"(max relative error {err:.3g})"}
+            return (f"wrong result: output {i} differs from the reference (max relative error "
+                    f"{err:.3g})")
     min_ms = float(request.get("min_repeat_ms", 20.0))
     # at least ``number`` calls per repeat, more while a repeat is shorter than min_repeat_ms
     number = max(int(request.get("number", 1)),
@@ -118,7 +147,7 @@ def _run(request: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     # threads 0: the runtime's count, the machine's cores (several here)
     result = time_calls(call, number=number, repeat=int(request.get("repeat", 3)), warmup=1,
                         warmup_s=PARALLEL_WARMUP_S if threads != 1 else 0.0)
-    return {"ok": True, "run_secs": list(result.results)}
+    return list(result.results)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -138,16 +138,13 @@ def make_reference(kernel_text: str) -> tuple[dict[str, Any], bytes]:
     from mlcir.ir import make_context, parse
     from mlcir.targets import compile_module
 
-    from ..evaluation import random_inputs
+    from ..evaluation import reference_arrays
 
     with make_context():
-        ex = compile_module(parse(kernel_text))
-        inputs = random_inputs(ex)
-        outputs = ex.main(*[a.copy() for a in inputs])
+        kernel = parse(kernel_text)
+        ex = compile_module(kernel)
+        arrays = reference_arrays(ex, kernel)
         signature = ex["main"].signature.to_json()
-    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    arrays = {f"input{i}": a for i, a in enumerate(inputs)}
-    arrays.update({f"output{i}": np.asarray(o) for i, o in enumerate(outputs)})
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     data = buffer.getvalue()
