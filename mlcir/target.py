@@ -20,7 +20,7 @@ from mlcir.paths import llvm_tool
 
 KINDS = ("llvm", "cuda")
 # The options each kind understands (``-name=value``); anything else is refused.
-OPTIONS = {"llvm": ("threads", "opt-level", "mtriple", "mcpu", "mattr"),
+OPTIONS = {"llvm": ("threads", "opt-level", "mtriple", "mcpu", "mattr", "dynamic-hint"),
            "cuda": ("arch", "threads", "opt-level", "format")}
 OPT_LEVELS = range(0, 4)
 # The triples an ``llvm`` target compiles for: the host's (x86-64 Linux) and 64-bit Arm Linux,
@@ -83,6 +83,10 @@ class Target:
                                       f"one of {', '.join(sorted(TRIPLES))}")
                 extra.append((key, value))
             elif key in ("mcpu", "mattr"):
+                extra.append((key, value))
+            elif key == "dynamic-hint":  # the size default schedules plan dynamic dims at
+                if _count(text, part, value) < 1:
+                    raise TargetError(f"target {text!r}: {part!r} must be at least 1")
                 extra.append((key, value))
             elif key == "arch":
                 if not CUDA_ARCH.match(value):

@@ -194,3 +194,20 @@ def test_a_dynamic_batch_reads_packed_weights_with_few_rows_per_tile():
         inputs = models.mlp_inputs(batch)
         np.testing.assert_allclose(ex.main(**inputs), reference(model, inputs)["logits"],
                                    rtol=1e-4, atol=1e-5)
+
+
+def test_the_user_gives_the_size_dynamic_dims_are_planned_at():
+    from mlcir.targets.cpu.defaults import decisions
+
+    planned = {hint: decisions(default_schedule(DYNAMIC_MATMUL, f"{AVX2} -dynamic-hint={hint}"))
+               for hint in (2, 128)}
+    assert planned[128] == decisions(default_schedule(DYNAMIC_MATMUL, AVX2))  # the default
+    assert planned[2] != planned[128]
+    # The rows' split is planned within the hint: a tile of at most 2 rows.
+    assert all(d[-1] <= 2 for name, d in planned[2][:1])
+    _check_matmul(mlcir.build(DYNAMIC_MATMUL, target=f"{AVX2} -dynamic-hint=2"))
+    from mlcir.errors import TargetError
+    from mlcir.target import Target
+
+    with pytest.raises(TargetError, match="-dynamic-hint=0' must be at least 1"):
+        Target.parse("llvm -dynamic-hint=0")

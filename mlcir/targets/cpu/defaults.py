@@ -65,7 +65,7 @@ class _Sample:
     extent: int
     n: int
     cap: int
-    dynamic: bool = False  # a dynamic dim, planned at DYNAMIC_HINT
+    dynamic: bool = False  # a dynamic dim, planned at the target's dynamic hint
 
 
 @dataclass
@@ -226,11 +226,20 @@ DYNAMIC_HINT = 128
 DYNAMIC_ROWS_MAX = 4
 
 
-class _AtHint(Schedule):
-    """A schedule of a kernel's dynamic dims read at :data:`DYNAMIC_HINT` (plans and estimates
-    only: its trace replays on the dynamic kernel)."""
+def dynamic_hint(target: Target) -> int:
+    """The size dynamic dims are planned at: the target's ``-dynamic-hint`` (a user who knows
+    the sizes that will come: ``llvm -dynamic-hint=16`` for short sequences), else
+    :data:`DYNAMIC_HINT`."""
+    return int(dict(target.options).get("dynamic-hint", DYNAMIC_HINT))
 
-    dynamic_extent = DYNAMIC_HINT
+
+class _AtHint(Schedule):
+    """A schedule of a kernel's dynamic dims read at ``hint`` (plans and estimates only: its
+    trace replays on the dynamic kernel)."""
+
+    def __init__(self, mod: ir.Module, hint: int = DYNAMIC_HINT):
+        self.dynamic_extent = hint
+        super().__init__(mod)
 
 
 class _RuleSchedule(_AtHint):
@@ -238,8 +247,8 @@ class _RuleSchedule(_AtHint):
     recording, the trivial tiling ``[extent, 1, ..]``), remembering which block dim each
     sampled loop is."""
 
-    def __init__(self, mod: ir.Module, planner: _Planner, recording: bool):
-        super().__init__(mod)
+    def __init__(self, mod: ir.Module, planner: _Planner, recording: bool, hint: int):
+        super().__init__(mod, hint)
         self._planner = planner
         self._recording = recording
         self._loop_dims: dict[int, tuple[str, int]] = {}
@@ -561,7 +570,8 @@ def _default(kernel: ir.Module | str, target: Target | str,
     facts = facts or target_facts(target)
     unscheduled = Schedule(kernel)
     kernel = unscheduled.original
-    threads = parallel_threads(estimated_serial_ns(_AtHint(kernel), facts),
+    hint = dynamic_hint(target)
+    threads = parallel_threads(estimated_serial_ns(_AtHint(kernel, hint), facts),
                                target.threads or facts.threads)
     blocked = _channel_block_transpose(unscheduled, threads)
     if blocked is not None:
@@ -578,9 +588,9 @@ def _default(kernel: ir.Module | str, target: Target | str,
     planner = _Planner(facts, threads, {b.name: {d for d, e in enumerate(b.extents) if e is None}
                                         for b in unscheduled.state.blocks.values()})
     try:
-        space_fn(_RuleSchedule(kernel, planner, recording=True))
+        space_fn(_RuleSchedule(kernel, planner, recording=True, hint=hint))
         planner.plan()
-        decided = _RuleSchedule(kernel, planner, recording=False)
+        decided = _RuleSchedule(kernel, planner, recording=False, hint=hint)
         space_fn(decided)
         sch = Schedule(kernel)
         decided.trace.apply_to_schedule(sch)
