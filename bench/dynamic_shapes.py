@@ -5,6 +5,14 @@ specialisations tuned for some batch sizes, next to onnxruntime.
                                    [--trials 32] [--threads 1]
     python bench/dynamic_shapes.py --untuned [--models mlp,cnn,transformer,bert_layer]
 
+``--range LOW..HIGH`` (issue 40, item 2): one dynamic build tuned over batches LOW..HIGH
+(``tune_module(..., input_ranges=...)``, ``--trials``, ``--range-samples`` sizes timed per
+candidate) against, at each batch of ``--batches``, the static build of that batch tuned
+with the same ``--trials``, the untuned dynamic build and onnxruntime; it says which batches
+the range tuning measured (the others were never measured while tuning).
+
+    python bench/dynamic_shapes.py --range 1..64 --models mlp,bert_layer --batches 1,3,8,17,37,64
+
 ``--untuned``: the dynamic build against the static build of each size (both with default
 schedules), the dynamic build with ``schedule="none"`` (how dynamic kernels ran before they got
 default schedules) and onnxruntime on the dynamic file, no tuning.
@@ -38,6 +46,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import mlcir
 from mlcir.frontend import from_onnx
 from mlcir.testing import onnx_models as models, timing
+from mlcir.tune.kernel_sizes import input_symbols, sample_sizes
 
 MODELS = {
     "mlp": (models.mlp, models.mlp_inputs),
@@ -130,6 +139,76 @@ def bench(name: str, tuned_batches: list[int], batches: list[int], trials: int,
     return rows
 
 
+def _tuned(module, target: str, trials: int, **kwargs):
+    """``module`` built with the records of ``trials`` trials of tuning (and the seconds it took)."""
+    work = tempfile.mkdtemp(prefix="mlcir-bench-dyn-")
+    try:
+        start = time.perf_counter()
+        db = mlcir.tune.tune_module(module, target=target, work_dir=work,
+                                    max_trials_global=trials, num_trials_per_iter=8, verbose=0,
+                                    **kwargs)
+        seconds = time.perf_counter() - start
+        return mlcir.build(module, target=target, records=db), seconds
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def ranged(name: str, low: int, high: int, batches: list[int], trials: int, samples: int,
+           threads: int) -> list[dict]:
+    """The build tuned over batches low..high against each batch's statically tuned build."""
+    make_model, make_inputs = UNTUNED_MODELS[name]
+    model = make_model(batch="N")
+    target = f"llvm -threads={threads}"
+    module = from_onnx(model)
+    dynamic = mlcir.build(module, target=target)
+    input_name = dynamic["main"].signature.args[0].name
+    rank = len(dynamic["main"].signature.args[0].shape)
+    ranges = {name_: [(low, high)] + list(array.shape[1:])
+              for name_, array in make_inputs(batch=1).items()}
+    assert len(ranges[input_name]) == rank
+    # The sizes tune_module(input_ranges=ranges, range_samples=samples) would draw, given
+    # explicitly to know which batches were measured.
+    with module.context:
+        main = next(op for op in module.body.operations if op.operation.name == "func.func"
+                    and str(op.attributes["sym_name"]) == '"main"')
+        sizes = sample_sizes(input_symbols(main), ranges, samples, seed=0)
+    measured = {size[input_name][0] for size in sizes}
+    tuned, tune_s = _tuned(module, target, trials,
+                           range_sizes=[(size, 1.0) for size in sizes])
+    session = timing.onnxruntime_session(model, threads)
+    rows = []
+    for batch in batches:
+        inputs = make_inputs(batch=batch)
+        static, static_s = _tuned(from_onnx(make_model(batch=batch)), target, trials)
+        expected = list(models.reference(model, inputs).values())
+        args = list(inputs.values())
+        for ex in (dynamic, tuned, static):
+            got = ex["main"](*args)
+            for g, e in zip(got if isinstance(got, (list, tuple)) else [got], expected):
+                np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+        ort_run, _ = timing.onnxruntime_calls(session, inputs)
+        seconds = timing.interleaved({
+            "ort": ort_run, "dynamic": lambda args=args: dynamic["main"](*args),
+            "ranged": lambda args=args: tuned["main"](*args),
+            "static": lambda args=args, static=static: static["main"](*args)}, threads=threads)
+        rows.append({"model": name, "batch": batch, "threads": threads, "tune_s": tune_s,
+                     "static_tune_s": static_s, "measured": batch in measured,
+                     **{f"{key}_us": value * 1e6 for key, value in seconds.items()}})
+    return rows
+
+
+RANGED_HEADER = (f"{'model':<10} {'batch':>5} {'thr':>3} {'timed?':>6} | {'ort run':>9} "
+                 f"{'dynamic':>9} {'ranged':>9} {'static':>9} {'rng/static':>10} "
+                 f"{'ort/rng':>8}")
+
+
+def ranged_row(r: dict) -> str:
+    return (f"{r['model']:<10} {r['batch']:>5} {r['threads']:>3} "
+            f"{'yes' if r['measured'] else 'no':>6} | {r['ort_us']:>9.1f} "
+            f"{r['dynamic_us']:>9.1f} {r['ranged_us']:>9.1f} {r['static_us']:>9.1f} "
+            f"{r['ranged_us'] / r['static_us']:>9.2f}x {r['ort_us'] / r['ranged_us']:>7.2f}x")
+
+
 HEADER = (f"{'model':<6} {'batch':>5} {'thr':>3} {'tune s':>7} {'tuned build ran':<22} | "
           f"{'ort run':>9} {'dynamic':>9} {'tuned':>9} {'dyn/tuned':>9} {'ort/tuned':>9}")
 FOOTER = ("us per ex.main(x) / session.run call, as a user calls them. 'dynamic': the build "
@@ -154,7 +233,25 @@ def main() -> None:
     parser.add_argument("--threads", default="1")
     parser.add_argument("--untuned", action="store_true",
                         help="dynamic against static builds, no tuning")
+    parser.add_argument("--range", help="LOW..HIGH: tune one dynamic build over these batches")
+    parser.add_argument("--range-samples", type=int, default=4,
+                        help="sizes each candidate is timed at when tuning over a range")
     args = parser.parse_args()
+    if args.range:
+        low, high = (int(v) for v in args.range.split(".."))
+        print(RANGED_HEADER)
+        for name in args.models.split(","):
+            for threads in (int(t) for t in args.threads.split(",")):
+                rows = ranged(name, low, high, [int(b) for b in args.batches.split(",")],
+                              args.trials, args.range_samples, threads)
+                for r in rows:
+                    print(ranged_row(r), flush=True)
+                print(f"tuning: {rows[0]['tune_s']:.0f} s over the range, "
+                      f"{sum(r['static_tune_s'] for r in rows):.0f} s for the static builds")
+        print("us per call as called; 'ranged': the one dynamic build tuned over the range, "
+              "'static': each batch's static build tuned with the same trials; rng/static "
+              "at most 1.1x is issue 40's target; timed?: whether tuning measured that batch.")
+        return
     if args.untuned:
         print(UNTUNED_HEADER)
         for name in args.models.split(","):
