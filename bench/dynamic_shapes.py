@@ -13,6 +13,15 @@ the range tuning measured (the others were never measured while tuning).
 
     python bench/dynamic_shapes.py --range 1..64 --models mlp,bert_layer --batches 1,3,8,17,37,64
 
+``--bert 1x128,4x37`` (issue 40, item 4): a BERT encoder with a dynamic batch *and*
+sequence (``mlcir.testing.whole_models.bert_base(dynamic=True)``: reshape targets from
+``Shape``/``Gather``/``Concat``, as exporters write dynamic axes; ``--bert-size small``: 2
+layers, hidden 256, 4 heads; ``base``: 12 layers, hidden 768), untuned: one dynamic build
+against the static build of each size (the same file with ``shape_dict``) and onnxruntime on
+the dynamic file.
+
+    python bench/dynamic_shapes.py --bert 1x128,4x37 --bert-size small --threads 1,2
+
 ``--untuned``: the dynamic build against the static build of each size (both with default
 schedules), the dynamic build with ``schedule="none"`` (how dynamic kernels ran before they got
 default schedules) and onnxruntime on the dynamic file, no tuning.
@@ -197,6 +206,47 @@ def ranged(name: str, low: int, high: int, batches: list[int], trials: int, samp
     return rows
 
 
+BERT_SIZES = {"small": dict(layers=2, hidden=256, heads=4, intermediate=1024),
+              "base": dict(layers=12, hidden=768, heads=12, intermediate=3072)}
+
+
+def bert(sizes: list[tuple[int, int]], size: str, threads: int) -> list[dict]:
+    """The dynamic BERT's one build against each size's static build and onnxruntime."""
+    from mlcir.testing import whole_models
+
+    model = whole_models.bert_base(dynamic=True, **BERT_SIZES[size])
+    target = f"llvm -threads={threads}"
+    dynamic = mlcir.build(from_onnx(model), target=target)
+    session = timing.onnxruntime_session(model, threads)
+    rows = []
+    for batch, seq in sizes:
+        inputs = whole_models.model_inputs(model, dims={"batch": batch, "sequence": seq})
+        static = mlcir.build(from_onnx(model, shape_dict={n: list(a.shape)
+                                                          for n, a in inputs.items()}),
+                             target=target)
+        (expected,) = models.reference(model, inputs).values()
+        for ex in (dynamic, static):
+            np.testing.assert_allclose(ex.main(**inputs), expected, rtol=1e-3, atol=1e-3)
+        ort_run, _ = timing.onnxruntime_calls(session, inputs)
+        seconds = timing.interleaved({
+            "ort": ort_run, "dynamic": lambda inputs=inputs: dynamic.main(**inputs),
+            "static": lambda inputs=inputs, static=static: static.main(**inputs)},
+            threads=threads)
+        rows.append({"model": f"bert-{size}", "batch": f"{batch}x{seq}", "threads": threads,
+                     **{f"{key}_us": value * 1e6 for key, value in seconds.items()}})
+    return rows
+
+
+BERT_HEADER = (f"{'model':<10} {'size':>7} {'thr':>3} | {'ort run':>9} {'static':>9} "
+               f"{'dynamic':>9} {'dyn/static':>10} {'ort/dyn':>8}")
+
+
+def bert_row(r: dict) -> str:
+    return (f"{r['model']:<10} {r['batch']:>7} {r['threads']:>3} | {r['ort_us']:>9.1f} "
+            f"{r['static_us']:>9.1f} {r['dynamic_us']:>9.1f} "
+            f"{r['dynamic_us'] / r['static_us']:>9.2f}x {r['ort_us'] / r['dynamic_us']:>7.2f}x")
+
+
 RANGED_HEADER = (f"{'model':<10} {'batch':>5} {'thr':>3} {'timed?':>6} | {'ort run':>9} "
                  f"{'dynamic':>9} {'ranged':>9} {'static':>9} {'rng/static':>10} "
                  f"{'ort/rng':>8}")
@@ -236,7 +286,18 @@ def main() -> None:
     parser.add_argument("--range", help="LOW..HIGH: tune one dynamic build over these batches")
     parser.add_argument("--range-samples", type=int, default=4,
                         help="sizes each candidate is timed at when tuning over a range")
+    parser.add_argument("--bert", help="BxS,...: the dynamic BERT at these sizes, untuned")
+    parser.add_argument("--bert-size", choices=sorted(BERT_SIZES), default="small")
     args = parser.parse_args()
+    if args.bert:
+        sizes = [tuple(int(v) for v in item.split("x")) for item in args.bert.split(",")]
+        print(BERT_HEADER)
+        for threads in (int(t) for t in args.threads.split(",")):
+            for r in bert(sizes, args.bert_size, threads):  # type: ignore[arg-type]
+                print(bert_row(r), flush=True)
+        print("us per ex.main(**inputs) / session.run call; dyn/static at most 1.2x and ort/dyn "
+              "at least 1.0x are issue 40's targets.")
+        return
     if args.range:
         low, high = (int(v) for v in args.range.split(".."))
         print(RANGED_HEADER)

@@ -211,3 +211,35 @@ def test_the_user_gives_the_size_dynamic_dims_are_planned_at():
 
     with pytest.raises(TargetError, match="-dynamic-hint=0' must be at least 1"):
         Target.parse("llvm -dynamic-hint=0")
+
+
+@pytest.fixture(scope="module")
+def dynamic_bert():
+    from mlcir.testing import whole_models
+
+    return whole_models.bert_base(layers=1, hidden=64, heads=4, intermediate=128, dynamic=True)
+
+
+def test_a_dynamic_bert_is_right_at_random_sizes(dynamic_bert):
+    """One build, batch and sequence drawn at random (seeded), with 1 and a prime among them."""
+    from mlcir.testing import whole_models
+
+    ex = mlcir.build(from_onnx(dynamic_bert), target=AVX2)
+    rng = np.random.default_rng(40)
+    sizes = [(1, 1), (1, 13)] + [(int(rng.integers(1, 5)), int(rng.integers(2, 80)))
+                                 for _ in range(4)]
+    for batch, seq in sizes:
+        inputs = whole_models.model_inputs(dynamic_bert, seed=seq,
+                                           dims={"batch": batch, "sequence": seq})
+        np.testing.assert_allclose(ex.main(**inputs), reference(dynamic_bert, inputs)["y"],
+                                   rtol=1e-4, atol=1e-4, err_msg=f"{batch}x{seq}")
+
+
+def test_the_attention_products_of_a_dynamic_bert_are_scheduled(dynamic_bert):
+    """Scores (both sides dynamic: rows one at a time, the columns peeled) and the
+    probabilities times values (a reduction over the dynamic sequence, one step at a time)."""
+    from mlcir.driver import staged_module
+
+    sources = staged_module(from_onnx(dynamic_bert), AVX2, until="scheduled").schedule_sources
+    products = {name: source for name, source in sources.items() if "matmul" in name}
+    assert len(products) >= 4 and set(products.values()) == {"default"}, sources

@@ -350,6 +350,12 @@ class Emitter:
         if len(levels) < 2 or levels[-2] != lid:
             return False
         extent, tile = block.extents[dim], self.state.loops[levels[-1]].extent
+        if tile is not None and tile <= 1 or block.name in self.peeled or (
+                extent is None and block.kinds[dim] != SPATIAL):
+            # Tiles of one row leave no rest; and once a nest is peeled its block is two ops
+            # (whole tiles and rest), which a later peel cannot take as one loop: a second
+            # dynamic dim keeps masked tiles.
+            return False
         if extent is not None and not (
                 last and block.kinds[dim] == SPATIAL and tile is not None and tile > 1
                 and extent % tile and self._just_above_vector_tile(block, lid)

@@ -196,16 +196,33 @@ def mobilenet_v2(hw: int = 224, classes: int = 1000, seed: int = 0) -> onnx.Mode
 
 
 def bert_base(layers: int = 12, seq: int = 128, hidden: int = 768, heads: int = 12,
-              intermediate: int = 3072, seed: int = 0) -> onnx.ModelProto:
+              intermediate: int = 3072, seed: int = 0, dynamic: bool = False) -> onnx.ModelProto:
     """A BERT-base encoder (transformers' ``BertEncoder``, post-LayerNorm, exact-Erf GELU) on
     the embeddings' output ``x [1, seq, hidden]`` with ``attention_mask [1, seq]`` (1: attend,
     0: padding), the mask added to the scores as ``(1 - mask) * -10000``, the ops as the
-    TorchScript exporter writes them."""
+    TorchScript exporter writes them. ``dynamic``: ``x [batch, sequence, hidden]`` and
+    ``attention_mask [batch, sequence]``, the reshape targets computed from ``Shape(x)``
+    by ``Gather``/``Unsqueeze``/``Concat`` as exporters write dynamic axes."""
     g = _Graph(seed)
     dh = hidden // heads
-    heads_shape = g.constant("heads_shape", [1, seq, heads, dh], np.int64)
-    merged_shape = g.constant("merged_shape", [1, seq, hidden], np.int64)
-    mask_shape = g.constant("mask_shape", [1, 1, 1, seq], np.int64)
+    if dynamic:
+        shape_x = g.node("Shape", ["x"], "x.shape")
+        b, s = (g.node("Unsqueeze", [g.node("Gather", [shape_x, g.constant(f"{n}.i", i, np.int64)],
+                                           f"x.{n}"), g.constant(f"{n}.axes", [0], np.int64)],
+                       f"x.{n}.1d") for i, n in ((0, "batch"), (1, "sequence")))
+
+        def dims(name: str, *parts: Any) -> str:
+            named = [p if isinstance(p, str) else g.constant(f"{name}.{i}", [p], np.int64)
+                     for i, p in enumerate(parts)]
+            return g.node("Concat", named, name, axis=0)
+
+        heads_shape = dims("heads_shape", b, s, heads, dh)
+        merged_shape = dims("merged_shape", b, s, hidden)
+        mask_shape = dims("mask_shape", b, 1, 1, s)
+    else:
+        heads_shape = g.constant("heads_shape", [1, seq, heads, dh], np.int64)
+        merged_shape = g.constant("merged_shape", [1, seq, hidden], np.int64)
+        mask_shape = g.constant("mask_shape", [1, 1, 1, seq], np.int64)
     scale = g.constant("scale", math.sqrt(dh))
     one, half, sqrt2 = g.constant("one", 1.0), g.constant("half", 0.5), \
         g.constant("sqrt2", math.sqrt(2.0))
@@ -248,23 +265,26 @@ def bert_base(layers: int = 12, seq: int = 128, hidden: int = 768, heads: int = 
         x = layernorm(f"{p}.ln2", g.node("Add", [linear(f"{p}.ffn_out", t, intermediate,
                                                         hidden), h], f"{p}.res2"))
     g.node("Identity", [x], "y")
-    shape = [1, seq, hidden]
+    rows: list[Any] = ["batch", "sequence"] if dynamic else [1, seq]
+    shape = rows + [hidden]
     return g.model("bert_base", [helper.make_tensor_value_info("x", _F32, shape),
-                                 helper.make_tensor_value_info("attention_mask", _F32,
-                                                               [1, seq])],
+                                 helper.make_tensor_value_info("attention_mask", _F32, rows)],
                    [helper.make_tensor_value_info("y", _F32, shape)])
 
 
-def model_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+def model_inputs(model: onnx.ModelProto, seed: int = 0,
+                 dims: dict[str, int] | None = None) -> dict[str, np.ndarray]:
     """Deterministic inputs of a model of this module: images and hidden states from a normal
-    distribution; an attention mask attending to all but the last eighth of the tokens."""
+    distribution; an attention mask attending to all but the last eighth of the tokens.
+    ``dims`` sizes the symbolic dims (``{"batch": 4, "sequence": 37}``)."""
     rng = np.random.default_rng(seed)
     weights = {t.name for t in model.graph.initializer}
     out = {}
     for value in model.graph.input:
         if value.name in weights:
             continue
-        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        shape = [(dims or {})[d.dim_param] if d.dim_param else d.dim_value
+                 for d in value.type.tensor_type.shape.dim]
         if value.name == "attention_mask":
             mask = np.ones(shape, np.float32)
             mask[..., shape[-1] - shape[-1] // 8:] = 0.0

@@ -149,7 +149,10 @@ class _Planner:
             cap = min(cols.cap, POOLING_COLUMNS) if plan.pooling else cols.cap
             # The rows of a dynamic dim left over by the register tile run one at a time
             # (peeled): fewer rows per tile leave fewer of them (docs/decisions.md#dynamic-defaults).
-            rows_cap = (min(rows.cap, DYNAMIC_ROWS_MAX) if rows and rows.dynamic else
+            # When the columns are dynamic too, only one of the two can be peeled (the
+            # materializer peels one dim per block): rows one at a time need no peel.
+            rows_cap = (1 if rows and rows.dynamic and cols.dynamic else
+                        min(rows.cap, DYNAMIC_ROWS_MAX) if rows and rows.dynamic else
                         rows.cap if rows else 1)
             r, c = register_tile(rows.extent if rows else None, cols.extent, self.facts,
                                  rows_cap, cap)
@@ -159,7 +162,9 @@ class _Planner:
         reductions = [s for s in plan.samples if s.kind == REDUCTION and s.n == 2]
         room, k = depth, 1
         for s in reversed(reductions):
-            inner = _largest_divisor(s.extent, min(room, s.cap))
+            # A dynamic reduction runs one step at a time under its run-time loop: a tile of
+            # it would end in a partial tile, masked at every step (docs/decisions.md#dynamic-defaults).
+            inner = 1 if s.dynamic else _largest_divisor(s.extent, min(room, s.cap))
             plan.tiles[s.dim] = [s.extent // inner, inner]
             room, k = max(1, room // inner), k * inner
         # Cache panels: (rows + columns) x k elements in half of L2, columns getting two thirds.
@@ -434,15 +439,6 @@ def _kind_left_alone(kernel: Schedule) -> str | None:
     return None
 
 
-def _dynamic_reduction(kernel: Schedule) -> str | None:
-    """Why a kernel reducing over a dynamic dim stays unscheduled: its partial reduction tiles
-    and their unrolled remainders are not emitted right yet (docs/decisions.md#dynamic-defaults)."""
-    for b in kernel.state.blocks.values():
-        if any(kind == REDUCTION and extent is None for kind, extent in zip(b.kinds, b.extents)):
-            return f"block '{b.name}' reduces over a dynamic dim"
-    return None
-
-
 TRANSPOSE_TILE = 8  # the split level of the long dim of a register transpose (measured)
 SQUARE_TRANSPOSE = 16  # where it divides: 16 x 16, mlcir-lower-vectors' AVX-512 transpose
 
@@ -579,7 +575,7 @@ def _default(kernel: ir.Module | str, target: Target | str,
     rows = _short_rows(unscheduled, facts, threads)
     if rows is not None and _materializes(rows):
         return rows, None
-    reason = _kind_left_alone(unscheduled) or _dynamic_reduction(unscheduled)
+    reason = _kind_left_alone(unscheduled)
     if reason:
         chain = (_inlined_elementwise_chain(unscheduled, threads) if reason == NO_REDUCTION
                  else None)
