@@ -79,6 +79,14 @@ def ranked_dims(value: ir.Value) -> list[int | None] | None:
     return [None if t.is_dynamic_dim(i) else t.shape[i] for i in range(t.rank)]
 
 
+def batch_shape(value: ir.Value) -> list[int | None] | None:
+    """The shape of ``value`` when only its first dim (a batch) may be dynamic, else None: a
+    dynamic batch keeps the layout (each image is blocked on its own), other dynamic dims
+    stay plain."""
+    dims = ranked_dims(value)
+    return dims if dims is not None and None not in dims[1:] else None
+
+
 def _kept(shape: list[int | None]) -> list[int]:
     """graph.reshape's ``shape`` for ``shape``: a dynamic dim keeps the input's dim at the same
     position (0), which the chains' reshapes leave in place."""

@@ -36,7 +36,7 @@ from mlir import ir
 from mlcir.dialects import graph
 
 from .constants import constant_array, make_constant
-from .layout_chains import CHAIN_PATTERNS, rebuilt, relaid_functions, static_shape
+from .layout_chains import CHAIN_PATTERNS, _kept, batch_shape, rebuilt, relaid_functions
 from .pipelines import STANDALONE_LANES
 from .registry import ModulePass, register_pass
 
@@ -98,7 +98,7 @@ class _Converter:
 
     # -- which ops, and how ---------------------------------------------------------------
     def _convert(self, op: ir.Operation) -> tuple[ir.Value, int] | None:
-        if len(op.results) != 1 or static_shape(op.results[0]) is None:
+        if len(op.results) != 1 or batch_shape(op.results[0]) is None:
             return None
         if op.name == "graph.conv2d":
             return self._conv(op)
@@ -118,7 +118,7 @@ class _Converter:
 
     def _conv(self, op: ir.Operation) -> tuple[ir.Value, int] | None:
         x, w = op.operands
-        x_shape, w_array = static_shape(x), constant_array(w)
+        x_shape, w_array = batch_shape(x), constant_array(w)
         attrs = graph.OPS["conv2d"].read_attrs(op)
         if x_shape is None or len(x_shape) != 4 or w_array is None or w_array.ndim != 4:
             return None
@@ -160,11 +160,11 @@ class _Converter:
             return graph.build(short, [x], attrs), block
 
     def _elementwise(self, op: ir.Operation, short: str) -> tuple[ir.Value, int] | None:
-        shape = static_shape(op.results[0])
+        shape = batch_shape(op.results[0])
         if shape is None or len(shape) != 4:
             return None
         block = next((self.blocked[v][1] for v in op.operands if v in self.blocked
-                      and static_shape(v) == shape), None)
+                      and batch_shape(v) == shape), None)
         if block is None:
             return None
         result = rebuilt(op, short, lambda value: self._blocked_operand(value, shape, block))
@@ -184,7 +184,7 @@ class _Converter:
         """An operand of an elementwise op of result ``shape`` (NCHW) in NCHW<block>c, or None
         where it has none: constants are rearranged here, a per-position operand of one channel
         (``[N, 1, H, W]``) is reshaped (a view), a full NCHW one changes layout."""
-        own = static_shape(value)
+        own = batch_shape(value)
         if own is None or len(own) > 4:
             return None
         if not own:
@@ -204,7 +204,7 @@ class _Converter:
         if len(own) != 4:
             return None
         if own[1] == 1:
-            return graph.reshape(value, shape=own + [1])
+            return graph.reshape(value, shape=_kept(own) + [1])
         if own == shape:
             return self._blocked_input(value, block)
         return None
@@ -212,11 +212,11 @@ class _Converter:
     def _replace(self, op: ir.Operation, new: ir.Value, block: int) -> None:
         """``op``'s NCHW result becomes the NCHW form of ``new``: a layout change after it
         (a reshape where H = W = 1 or reduced away), which a later blocked reader skips."""
-        shape = static_shape(op.results[0])
+        shape = batch_shape(op.results[0])
         assert shape is not None
         with ir.InsertionPoint(op), op.location:
             if math.prod(shape[2:]) == 1:  # [N, C/c, (1, 1,) c] is [N, C(, 1, 1)]: a view
-                plain = graph.reshape(new, shape=shape)
+                plain = graph.reshape(new, shape=_kept(shape))
             else:
                 plain = graph.layout_transform(new, src_layout=f"NCHW{block}c",
                                                dst_layout="NCHW")

@@ -33,7 +33,7 @@ from mlir import ir
 
 from mlcir.dialects import ALL_OPS, graph
 
-from .layout_chains import relaid_functions, static_shape
+from .layout_chains import batch_shape, relaid_functions
 from .lowerings.nn import Window
 from .registry import ModulePass, register_pass
 
@@ -60,9 +60,9 @@ def _hoisted_padding(op: ir.Operation, attrs: dict) -> list[int]:
     top, left, bottom, right = attrs["padding"]
     if op.name in ("graph.conv2d_nchwc", "graph.conv2d"):
         x, w = op.operands
-        width = static_shape(x)[3] + left + right
-        window = Window(tuple(static_shape(w)[2:4]), tuple(attrs["strides"]),
-                        tuple(attrs["dilation"]), static_shape(op.results[0])[3])
+        width = batch_shape(x)[3] + left + right
+        window = Window(tuple(batch_shape(w)[2:4]), tuple(attrs["strides"]),
+                        tuple(attrs["dilation"]), batch_shape(op.results[0])[3])
         right += window.extra_right_padding(width)
     return [top, left, bottom, right]
 
@@ -71,7 +71,7 @@ def _pad_window_of(op: ir.Operation) -> bool:
     """Move ``op``'s padding into a ``pad_window`` of its input (module docstring); False,
     with nothing changed, where that does not pay or would change the result's shape."""
     value = _PADDING_VALUES.get(op.name)
-    if value is None or any(static_shape(v) is None for v in [*op.operands, op.results[0]]):
+    if value is None or any(batch_shape(v) is None for v in [*op.operands, op.results[0]]):
         return False
     short = op.name.split(".", 1)[1]
     attrs = graph.OPS[short].read_attrs(op)

@@ -208,9 +208,10 @@ def test_the_stems_nchw_max_pool_reads_the_padded_result_of_its_convolution():
     assert "graph.pad_window" not in str(module)
 
 
-def test_a_dynamic_batch_keeps_the_padding_where_it_was():
-    """Shapes known only at run time are left alone (the layout passes need static shapes):
-    conv -> relu -> max pool with a symbolic batch builds as before and matches."""
+def test_a_dynamic_batch_is_blocked_and_padded_by_the_producer():
+    """A symbolic batch (only the batch: each image is blocked on its own) takes the blocked
+    layout and the hoisted padding like a static one: conv -> relu -> max pool builds
+    blocked, its padding written by the producers, and matches at several batches."""
     rng = np.random.default_rng(4)
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1] * 4),
              helper.make_node("Relu", ["c"], ["r"]),
@@ -218,5 +219,6 @@ def test_a_dynamic_batch_keeps_the_padding_where_it_was():
                               pads=[1] * 4)]
     model = om.chain(nodes, ["N", 16, 9, 9], ["y"], _rng_weights(rng, w=(16, 16, 3, 3)))
     counts, _, _ = graph_ops(model)
-    assert counts["pad_window"] == 0, counts
-    check(model, {"x": rng.standard_normal((2, 16, 9, 9)).astype(np.float32)})
+    assert counts["pad_window"] == 2 and counts["conv2d_nchwc"] == 1, counts
+    for batch in (1, 2, 5):
+        check(model, {"x": rng.standard_normal((batch, 16, 9, 9)).astype(np.float32)})

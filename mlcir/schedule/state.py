@@ -328,8 +328,8 @@ def tile_bound(state: KernelState, block: Block, dim: int,
             continue
         step = math.prod(math.prod(e for d, e in state.loops[inner].parts if d == dim)
                          for inner in levels[k + 1:])
-        if size is None:  # a dynamic dim: its static tiles, the last one partial
-            size, partial = step, True
+        if size is None:  # a dynamic dim: its static tiles, the last one partial (of > 1)
+            size, partial = step, step != 1
         elif step < size:
             partial = partial or size % step != 0
             size = step

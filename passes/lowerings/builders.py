@@ -230,7 +230,10 @@ def collapse(v: ir.Value, groups: Sequence[Sequence[int]]) -> ir.Value:
 def expand(v: ir.Value, shape: Sequence[int | None], groups: Sequence[Sequence[int]],
            dynamic: Sequence[ir.Value] = ()) -> ir.Value:
     """``tensor.expand_shape`` of ``v`` to ``shape`` (a view); ``dynamic`` gives the sizes of
-    its dynamic dims in order."""
+    its dynamic dims in order, else each is read from ``v``: the one dynamic dim of its group,
+    ``v``'s dim over the group's static ones (a dynamic batch kept through a reshape)."""
+    if not dynamic and None in shape:
+        dynamic = _expanded_sizes(v, shape, groups)
     dyn = iter(dynamic)
     values = [next(dyn) for d in shape if d is None]
     static = [ir.ShapedType.get_dynamic_size() if d is None else d for d in shape]
@@ -238,9 +241,27 @@ def expand(v: ir.Value, shape: Sequence[int | None], groups: Sequence[Sequence[i
                                values, static)
 
 
+def _expanded_sizes(v: ir.Value, shape: Sequence[int | None],
+                    groups: Sequence[Sequence[int]]) -> list[ir.Value]:
+    sizes: list[ir.Value] = []
+    for axis, group in enumerate(groups):
+        dynamic = [d for d in group if shape[d] is None]
+        if not dynamic:
+            continue
+        if len(dynamic) > 1:
+            raise ValueError(f"expand: group {list(group)} of {list(shape)} has several "
+                             "dynamic dims; give their sizes")
+        static = int(np.prod([shape[d] for d in group if shape[d] is not None], dtype=np.int64))
+        size = dim(v, axis)
+        sizes.append(size if static == 1 else arith.divui(size, index(static)))
+    return sizes
+
+
 def extract_slice(v: ir.Value, offsets: Sequence[int | ir.Value],
                   sizes: Sequence[int | ir.Value], strides: Sequence[int]) -> ir.Value:
-    """``tensor.extract_slice`` (a view); offsets/sizes may be index values."""
+    """``tensor.extract_slice`` (a view); offsets/sizes may be index values, a size None is
+    ``v``'s whole dim (a dynamic batch)."""
+    sizes = [dim(v, i) if s is None else s for i, s in enumerate(sizes)]
     dyn_off = ir.ShapedType.get_dynamic_stride_or_offset()
     dyn_size = ir.ShapedType.get_dynamic_size()
     out_shape = [s if isinstance(s, int) else None for s in sizes]

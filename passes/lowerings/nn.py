@@ -60,8 +60,9 @@ def _sizes(v: ir.Value) -> list[int | ir.Value]:
 def slice_view(v: ir.Value, offsets: Sequence[int], sizes: Sequence[int | ir.Value],
                strides: Sequence[int], drop: Sequence[int] = ()) -> ir.Value:
     """``tensor.extract_slice`` (a view) with static offsets and strides, dropping the unit
-    dims ``drop`` from the result."""
+    dims ``drop`` from the result; a size None is ``v``'s whole dim (a dynamic batch)."""
     dyn_size = ir.ShapedType.get_dynamic_size()
+    sizes = [b.dim(v, i) if s is None else s for i, s in enumerate(sizes)]
     shape = [s if isinstance(s, int) else None for i, s in enumerate(sizes) if i not in drop]
     return tensor.extract_slice(
         b.tensor_type(shape, b.element_type(v)), v, [], [s for s in sizes if not isinstance(s, int)],
