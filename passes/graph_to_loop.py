@@ -94,9 +94,6 @@ def _elementwise_dims(inputs: Sequence[ir.Value],
             if a >= 0 and vs[a] is None:
                 found = tensor.dim(v, arith.ConstantOp(ir.IndexType.get(), a).result)
                 break
-        if found is None and axis == 0 and inputs and b.shape_of(inputs[0])[:1] == [None]:
-            # a leading batch kept by an op that changes the rank (a layout change)
-            found = tensor.dim(inputs[0], arith.ConstantOp(ir.IndexType.get(), 0).result)
         dims.append(found)
     return dims
 

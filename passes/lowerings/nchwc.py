@@ -34,7 +34,16 @@ from .nn import Phase, Window, accumulate_phases, pad, padded_for, pool_padding,
 from .rule import LoweringContext, lowering
 
 
-@lowering("layout_transform")
+def _batch_dest_dims(inputs: Sequence[ir.Value], _attrs: dict, _result: int
+                     ) -> list[ir.Value | None]:
+    """A layout change keeps its input's batch, the only dim that may be dynamic (NCHW and
+    NCHW<c>c differ in rank, so no trailing dims match)."""
+    (x,) = inputs
+    rank = 5 if len(b.shape_of(x)) == 4 else 4
+    return [b.dim(x, 0) if b.shape_of(x)[0] is None else None] + [None] * (rank - 1)
+
+
+@lowering("layout_transform", dest_dims=_batch_dest_dims)
 def lower_layout_transform(cx: LoweringContext) -> list[ir.Value]:
     """A transpose of each channel block's ``[c, H*W]`` plane, rows and columns both contiguous
     (views of the NCHW and NCHW<c>c tensors merge H and W): the schedule tiles the long ``H*W``
