@@ -208,6 +208,14 @@ class RMSNormalization(Converter):
                                                                              eps))), scale)
 
 
+def _tileable(rows: int) -> int:
+    """The least count of at least ``rows`` that a register tile of 4 to 8 divides (or
+    ``rows`` itself when small)."""
+    if rows <= 8:
+        return rows
+    return next(n for n in range(rows, rows + 8) if any(n % d == 0 for d in range(4, 9)))
+
+
 @converter
 class ConvTranspose(Converter):
     """ConvTranspose (strides, pads, output_padding, output_shape, auto_pad, dilations,
@@ -243,8 +251,15 @@ class ConvTranspose(Converter):
             raise cx.error(f"the weight's shape {w_shape} does not fit {c_in} input channels "
                            f"in {groups} groups")
         c_out = w_shape[1] * groups
-        # Zeros between the elements: [N, C, H, 1, W, 1] padded to [N, C, H, s, W, s].
         sh, sw = strides
+        out = [s * (i - 1) + e + (k - 1) * d + 1 - b - f for s, i, e, k, d, b, f in
+               zip(strides, shape[2:], extra, kernel, dilations, begin, end)]
+        if isinstance(w, np.ndarray) and (sh > 1 or sw > 1) and dilations == [1, 1]:
+            y = cls._phases(cx, x, w, groups, strides, begin, out)
+            if bias is not None:
+                y = cx.op("add", y, cx.reshape(bias, [1, c_out, 1, 1]))
+            return cx.reshape(y, [n, c_out, out[1]]) if spatial == 1 else y
+        # Zeros between the elements: [N, C, H, 1, W, 1] padded to [N, C, H, s, W, s].
         if sh > 1 or sw > 1:
             x = cx.reshape(x, [n, c_in, h, 1, wd, 1])
             zeros = np.array([0] * 6 + [0, 0, 0, sh - 1, 0, sw - 1], np.int64)
@@ -258,8 +273,6 @@ class ConvTranspose(Converter):
         y = cx.op("conv2d", x, filt, strides=[1, 1],
                   padding=[max(p, 0) for p in pad_begin] + [max(p, 0) for p in pad_end],
                   dilation=dilations, groups=groups)
-        out = [s * (i - 1) + e + (k - 1) * d + 1 - b - f for s, i, e, k, d, b, f in
-               zip(strides, shape[2:], extra, kernel, dilations, begin, end)]
         crop = {2 + a: (max(-pad_begin[a], 0), max(-pad_begin[a], 0) + out[a], 1)
                 for a in range(2) if pad_begin[a] < 0 or pad_end[a] < 0}
         if crop:
@@ -271,6 +284,44 @@ class ConvTranspose(Converter):
         if spatial == 1:
             y = cx.reshape(y, [n, c_out, out[1]])
         return y
+
+    @staticmethod
+    def _phases(cx: GraphBuilder, x: Value, w: np.ndarray, groups: int, strides: list[int],
+                begin: list[int], out: list[int]) -> Value:
+        """The strided-phase form of a stride > 1 transposed convolution with a constant
+        filter (docs/frontend.md#convtranspose): output row ``t - pad`` (``t = q*s + r``) is
+        ``sum_j x[q - j] * w[r + j*s]``, a stride-1 convolution of the input itself with the
+        phase's taps. All ``s*s`` phases are one ``conv2d`` whose output channels are
+        (group, phase, channel), the taps of each phase padded with zeros to ``ceil(k / s)``;
+        a reshape and a transpose interleave the phases, a slice crops the padding. No
+        multiply-add reads an inserted zero, as the zero-insertion form's ``s*s - 1`` in
+        ``s*s`` do."""
+        n, c_in, h, wd = cx.shape(x)
+        _, per_group, kh, kw = w.shape
+        (sh, sw), (bh, bw) = strides, begin
+        lh, lw = -(-kh // sh), -(-kw // sw)  # taps per phase
+        # [C_in, C_out/g, kh, kw] -> per group, phase and output channel its flipped taps.
+        taps = np.zeros((c_in, per_group, lh * sh, lw * sw), w.dtype)
+        taps[:, :, :kh, :kw] = w
+        taps = taps.reshape(groups, c_in // groups, per_group, lh, sh, lw, sw)
+        taps = taps[:, :, :, ::-1, :, ::-1, :]  # j reversed: a correlation
+        filt = taps.transpose(0, 4, 6, 2, 1, 3, 5).reshape(
+            groups * sh * sw * per_group, c_in // groups, lh, lw)
+        # Rows q of every phase up to the last output row: pad the end to reach it.
+        rows = [(o - 1 + b) // s + 1 for o, b, s in zip(out, begin, strides)]
+        end = [max(taps_ - 1, r - size) for taps_, r, size in zip((lh, lw), rows, (h, wd))]
+        # A few more rows where that gives the convolution a width its register tile divides
+        # (a prime width, 17, left its window tiles partial and unvectorized); cropped below.
+        end = [_tileable(size + e) - size for e, size in zip(end, (h, wd))]
+        y = cx.op("conv2d", x, np.ascontiguousarray(filt), strides=[1, 1],
+                  padding=[lh - 1, lw - 1] + end, dilation=[1, 1], groups=groups)
+        qh, qw = h + end[0], wd + end[1]
+        y = cx.reshape(y, [n, groups, sh, sw, per_group, qh, qw])
+        y = cx.op("permute_dims", y, axes=[0, 1, 4, 5, 2, 6, 3])
+        y = cx.reshape(y, [n, groups * per_group, qh * sh, qw * sw])
+        from .tensor import _slice_along
+
+        return _slice_along(cx, y, {2: (bh, bh + out[0], 1), 3: (bw, bw + out[1], 1)})
 
     @staticmethod
     def _pads(node: Node, sizes: list[int], kernel: list[int], strides: list[int],
