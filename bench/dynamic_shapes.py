@@ -71,6 +71,17 @@ UNTUNED_MODELS = {
 }
 
 
+def _checked(model, inputs: dict, builds) -> list:
+    """The inputs as positional arguments, once every build's outputs match onnxruntime's."""
+    expected = list(models.reference(model, inputs).values())
+    args = list(inputs.values())
+    for ex in builds:
+        got = ex["main"](*args)
+        for g, e in zip(got if isinstance(got, (list, tuple)) else [got], expected):
+            np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+    return args
+
+
 def untuned(name: str, batches: list[int], threads: int) -> list[dict]:
     """The dynamic build against each size's static build (default schedules both) and
     onnxruntime on the dynamic file, every output checked against onnxruntime first."""
@@ -85,12 +96,7 @@ def untuned(name: str, batches: list[int], threads: int) -> list[dict]:
     for batch in batches:
         inputs = make_inputs(batch=batch)
         static = mlcir.build(from_onnx(make_model(batch=batch)), target=target)
-        expected = list(models.reference(model, inputs).values())
-        args = list(inputs.values())
-        for ex in (dynamic, static):
-            got = ex["main"](*args)
-            for g, e in zip(got if isinstance(got, (list, tuple)) else [got], expected):
-                np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+        args = _checked(model, inputs, (dynamic, static))
         ort_run, _ = timing.onnxruntime_calls(session, inputs)
         seconds = timing.interleaved({
             "ort": ort_run, "dynamic": lambda args=args: dynamic["main"](*args),
@@ -111,25 +117,22 @@ UNTUNED_HEADER = (f"{'model':<12} {'batch':>5} {'thr':>3} | {'ort run':>9} {'sta
                   f"{'unscheduled':>11} {'dynamic':>9} {'dyn/static':>11} {'ort/dyn':>10}")
 
 
-def bench(name: str, tuned_batches: list[int], batches: list[int], trials: int,
-          threads: int) -> list[dict]:
-    make_model, make_inputs = MODELS[name]
+def _dynamic(builders, threads: int):
+    """A model of ``builders`` (model and inputs makers) with a symbolic batch, its input
+    maker, the target, the imported module, its untuned build and its first input's name."""
+    make_model, make_inputs = builders
     model = make_model(batch="N")
     target = f"llvm -threads={threads}"
     module = from_onnx(model)
     dynamic = mlcir.build(module, target=target)
-    input_name = dynamic["main"].signature.args[0].name
+    return model, make_inputs, target, module, dynamic, dynamic["main"].signature.args[0].name
+
+
+def bench(name: str, tuned_batches: list[int], batches: list[int], trials: int,
+          threads: int) -> list[dict]:
+    model, make_inputs, target, module, dynamic, input_name = _dynamic(MODELS[name], threads)
     sizes = [{input_name: list(make_inputs(batch=b)[input_name].shape)} for b in tuned_batches]
-    work = tempfile.mkdtemp(prefix=f"mlcir-bench-dyn-{name}-")
-    try:
-        start = time.perf_counter()
-        db = mlcir.tune.tune_module(module, target=target, work_dir=work,
-                                    max_trials_global=trials, num_trials_per_iter=8, verbose=0,
-                                    input_shapes=sizes)
-        tune_s = time.perf_counter() - start
-        tuned = mlcir.build(module, target=target, records=db)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    tuned, tune_s = _tuned(module, target, trials, input_shapes=sizes)
     session = timing.onnxruntime_session(model, threads)
     rows = []
     for batch in batches:
@@ -165,12 +168,9 @@ def _tuned(module, target: str, trials: int, **kwargs):
 def ranged(name: str, low: int, high: int, batches: list[int], trials: int, samples: int,
            threads: int) -> list[dict]:
     """The build tuned over batches low..high against each batch's statically tuned build."""
-    make_model, make_inputs = UNTUNED_MODELS[name]
-    model = make_model(batch="N")
-    target = f"llvm -threads={threads}"
-    module = from_onnx(model)
-    dynamic = mlcir.build(module, target=target)
-    input_name = dynamic["main"].signature.args[0].name
+    make_model = UNTUNED_MODELS[name][0]
+    model, make_inputs, target, module, dynamic, input_name = _dynamic(UNTUNED_MODELS[name],
+                                                                       threads)
     rank = len(dynamic["main"].signature.args[0].shape)
     ranges = {name_: [(low, high)] + list(array.shape[1:])
               for name_, array in make_inputs(batch=1).items()}
@@ -189,12 +189,7 @@ def ranged(name: str, low: int, high: int, batches: list[int], trials: int, samp
     for batch in batches:
         inputs = make_inputs(batch=batch)
         static, static_s = _tuned(from_onnx(make_model(batch=batch)), target, trials)
-        expected = list(models.reference(model, inputs).values())
-        args = list(inputs.values())
-        for ex in (dynamic, tuned, static):
-            got = ex["main"](*args)
-            for g, e in zip(got if isinstance(got, (list, tuple)) else [got], expected):
-                np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+        args = _checked(model, inputs, (dynamic, tuned, static))
         ort_run, _ = timing.onnxruntime_calls(session, inputs)
         seconds = timing.interleaved({
             "ort": ort_run, "dynamic": lambda args=args: dynamic["main"](*args),
