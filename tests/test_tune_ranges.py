@@ -40,12 +40,12 @@ def _lowered_main(model: onnx.ModelProto):
 
 
 def test_sizes_are_stratified_over_each_range_and_shared_symbols_agree():
-    symbols = {"ids": ["N", "S"], "mask": ["N", "S"], "w": [None]}
+    symbols = {"ids": ["N", "S"], "mask": ["N", "S"], "w": [4], "bias": [3]}
     sizes = kernel_sizes.sample_sizes(
         symbols, {"ids": [(1, 8), (16, 512)], "mask": [(1, 8), (16, 512)], "w": [4]}, 4, seed=3)
     assert len(sizes) == 4
     for size in sizes:
-        assert size["ids"] == size["mask"] and size["w"] == (4,)
+        assert size["ids"] == size["mask"] and size["w"] == (4,) and size["bias"] == (3,)
         assert 1 <= size["ids"][0] <= 8 and 16 <= size["ids"][1] <= 512
     # One value in each quarter of the range.
     quarters = sorted((s["ids"][1] - 16) * 4 // (512 - 16 + 1) for s in sizes)
@@ -59,10 +59,11 @@ def test_sizes_are_stratified_over_each_range_and_shared_symbols_agree():
     ({}, "input 'x' has dynamic dims: give its range"),
     ({"x": [(1, 8)]}, "has 1 dims; the input has 2"),
     ({"x": [(8, 1), 784]}, "bad dim (8, 1)"),
+    ({"x": [(1, 8), 785]}, "dim 1 is 785; the input's dim 1 is static, 784"),
 ])
 def test_bad_ranges_name_the_input(ranges, message):
     with pytest.raises(TuningError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        kernel_sizes.sample_sizes({"x": ["N", None]}, ranges, 2)
+        kernel_sizes.sample_sizes({"x": ["N", 784]}, ranges, 2)
 
 
 def test_operand_shapes_of_each_kernel_call_at_a_size():

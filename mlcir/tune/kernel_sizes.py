@@ -58,9 +58,9 @@ def check_ranges(ranges: Mapping[str, Sequence[RangeDim]]) -> dict[str, list[Ran
     return checked
 
 
-def input_symbols(main: Any) -> dict[str, list[str | None]]:
+def input_symbols(main: Any) -> dict[str, list[str | int]]:
     """Per argument of ``main`` (by its ``graph.name``): per dim its symbol (the
-    ``graph.dims`` name, else ``<input>.<axis>``), None where the dim is static."""
+    ``graph.dims`` name, else ``<input>.<axis>``), or its size where it is static."""
     fn_type = ir.FunctionType(main.attributes["function_type"].value)
     arg_attrs = list(ir.ArrayAttr(main.attributes["arg_attrs"])) \
         if "arg_attrs" in main.attributes else [None] * len(fn_type.inputs)
@@ -72,12 +72,12 @@ def input_symbols(main: Any) -> dict[str, list[str | None]]:
         rt = ir.RankedTensorType(t)
         names = [ir.StringAttr(a).value for a in ir.ArrayAttr(attrs["graph.dims"])] \
             if attrs is not None and "graph.dims" in attrs else [""] * rt.rank
-        symbols[name] = [None if not rt.is_dynamic_dim(a) else (names[a] or f"{name}.{a}")
+        symbols[name] = [rt.shape[a] if not rt.is_dynamic_dim(a) else (names[a] or f"{name}.{a}")
                          for a in range(rt.rank)]
     return symbols
 
 
-def sample_sizes(symbols: Mapping[str, Sequence[str | None]],
+def sample_sizes(symbols: Mapping[str, Sequence[str | int]],
                  ranges: Mapping[str, Sequence[RangeDim]], count: int,
                  seed: int = 0) -> list[Shapes]:
     """``count`` input sizes of a model whose inputs have dims ``symbols``
@@ -87,7 +87,7 @@ def sample_sizes(symbols: Mapping[str, Sequence[str | None]],
     bounds: dict[str, tuple[int, int]] = {}
     for name, dims in symbols.items():
         if name not in ranges:
-            if any(s is not None for s in dims):
+            if any(isinstance(s, str) for s in dims):
                 raise TuningError(f"input '{name}' has dynamic dims: give its range too "
                                   f"(ranges given for {', '.join(sorted(ranges)) or 'none'})")
             continue
@@ -97,7 +97,10 @@ def sample_sizes(symbols: Mapping[str, Sequence[str | None]],
                               f"{len(dims)}")
         for axis, (symbol, dim) in enumerate(zip(dims, given)):
             low, high = dim if isinstance(dim, tuple) else (dim, dim)
-            if symbol is None:
+            if not isinstance(symbol, str):
+                if (low, high) != (symbol, symbol):
+                    raise TuningError(f"input_ranges['{name}'] dim {axis} is {dim!r}; the "
+                                      f"input's dim {axis} is static, {symbol}")
                 continue
             if symbol in bounds:  # a symbol two inputs share: where both ranges allow
                 low, high = max(low, bounds[symbol][0]), min(high, bounds[symbol][1])
@@ -117,19 +120,8 @@ def sample_sizes(symbols: Mapping[str, Sequence[str | None]],
                  for j in range(count)]
         rng.shuffle(drawn)
         values[symbol] = drawn
-    sizes = []
-    for j in range(count):
-        sizes.append({name: tuple(values[s][j] if s is not None else _static(ranges, name, a)
-                                  for a, s in enumerate(dims))
-                      for name, dims in symbols.items()})
-    return sizes
-
-
-def _static(ranges: Mapping[str, Sequence[RangeDim]], name: str, axis: int) -> int:
-    dim = ranges[name][axis] if name in ranges else None
-    if dim is None:
-        raise TuningError(f"input '{name}' has no range")
-    return dim if isinstance(dim, int) else dim[0]
+    return [{name: tuple(values[s][j] if isinstance(s, str) else s for s in dims)
+             for name, dims in symbols.items()} for j in range(count)]
 
 
 # -- shapes at the call sites --------------------------------------------------------------
