@@ -570,3 +570,23 @@ def test_padded_and_transposed_task_kernels_take_no_destination_argument():
     lowered = clone_module(tasks["fused_layout_transform_pad_window"].module)
     run_pipeline(lowered, "mlcir-cpu-bufferize")
     assert "copy" not in str(lowered)
+
+
+def test_an_integer_modulo_is_tuned_without_dividing_by_zero(tmp_path):
+    """The reference run happens in the tuner's process: random integer inputs with zeros
+    made an int32 Mod divide by zero, a SIGFPE that killed it (fuzz seed 7 case 1752)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from mlcir.frontend import from_onnx
+
+    vi = [helper.make_tensor_value_info(n, TensorProto.INT32, [4, 16]) for n in ("a", "b", "y")]
+    graph = helper.make_graph([helper.make_node("Mod", ["a", "b"], ["y"])], "mod", vi[:2], vi[2:])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    db = mlcir.tune.tune_module(from_onnx(model), work_dir=tmp_path, max_trials_global=1,
+                                verbose=0)
+    a = np.arange(1, 65, dtype=np.int32).reshape(4, 16)
+    b = np.full((4, 16), 7, np.int32)
+    np.testing.assert_array_equal(mlcir.build(from_onnx(model), records=db).main(a, b), a % b)
+    onnx.checker.check_model(model)
