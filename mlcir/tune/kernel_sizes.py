@@ -260,15 +260,17 @@ class AtHint(Schedule):
     dynamic_extent = DYNAMIC_HINT
 
 
+def has_dynamic_dims(fn: Any) -> bool:
+    """Whether function ``fn`` has an argument or result with a dynamic dim."""
+    fn_type = ir.FunctionType(fn.attributes["function_type"].value)
+    return any(isinstance(t, ir.ShapedType) and not ir.ShapedType(t).has_static_shape
+               for t in list(fn_type.inputs) + list(fn_type.results))
+
+
 def is_dynamic(kernel: ir.Module) -> bool:
     """Whether a function of ``kernel`` has an argument or result with a dynamic dim."""
-    for op in kernel.body.operations:
-        if op.operation.name == "func.func":
-            fn_type = ir.FunctionType(op.attributes["function_type"].value)
-            if any(isinstance(t, ir.ShapedType) and not ir.ShapedType(t).has_static_shape
-                   for t in list(fn_type.inputs) + list(fn_type.results)):
-                return True
-    return False
+    return any(has_dynamic_dims(op) for op in kernel.body.operations
+               if op.operation.name == "func.func")
 
 
 def sampling_schedule(kernel: ir.Module) -> type[Schedule]:

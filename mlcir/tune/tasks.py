@@ -24,7 +24,7 @@ from mlcir.targets.stages import run_stages
 from mlcir.targets.kernels import (extract_kernel, flops, kernel_functions, workload_hash,
                                    workload_kernel)
 
-from .kernel_sizes import attach, call_shapes
+from .kernel_sizes import attach, call_shapes, has_dynamic_dims
 
 
 @dataclass
@@ -48,13 +48,6 @@ def call_counts(module: ir.Module) -> dict[str, int]:
 
     module.operation.walk(visit)
     return counts
-
-
-def _dynamic(fn: func.FuncOp) -> bool:
-    """Whether kernel ``fn`` has a dynamically shaped argument or result."""
-    fn_type = ir.FunctionType(fn.attributes["function_type"].value)
-    return any(isinstance(t, ir.ShapedType) and not ir.ShapedType(t).has_static_shape
-               for t in list(fn_type.inputs) + list(fn_type.results))
 
 
 def extract_tasks(model: ir.Module, target: Target | str = "llvm",
@@ -82,16 +75,16 @@ def extract_tasks(model: ir.Module, target: Target | str = "llvm",
                              partition=partition).prepared.work
         counts = call_counts(lowered)
         at_sizes = _shapes_at(lowered, sizes) if sizes else {}
-        weights = list(weights) if weights is not None else [1.0 / len(sizes or [1])] * len(
-            sizes or [1])
+        if sizes and weights is None:
+            weights = [1.0 / len(sizes)] * len(sizes)
         tasks: dict[str, Task] = {}
         for fn in kernel_functions(lowered):
             name = fn.sym_name.value
-            if _dynamic(fn) and name not in at_sizes:
+            if has_dynamic_dims(fn) and name not in at_sizes:
                 continue
             kernel = workload_kernel(extract_kernel(fn))
             h = workload_hash(kernel)
-            if _dynamic(fn) and h not in tasks:
+            if has_dynamic_dims(fn) and h not in tasks:
                 n_args = len(kernel.body.operations[0].regions[0].blocks[0].arguments)
                 attach(kernel, [shapes[:n_args] for shapes in at_sizes[name]], weights)
             weight = max(counts.get(name, 0), 1)
